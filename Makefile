@@ -1,0 +1,38 @@
+# The two commands a newcomer needs: `make serve` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install serve test lint bench goldens clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+serve: install
+	$(BIN)/uvicorn app.main:app --host 127.0.0.1 --port 8000
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: install
+	$(BIN)/python bench/engine.py
+
+# Re-record golden files from real PyTorch (needs torch 2.13.0; not needed by the tests).
+goldens:
+	test -d .venv-torch || $(PYTHON) -m venv .venv-torch
+	.venv-torch/bin/pip install -q torch==2.13.0 numpy
+	.venv-torch/bin/python tools/record_goldens.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info
