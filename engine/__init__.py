@@ -1,0 +1,85 @@
+"""gradtrace's engine: a numpy autograd with PyTorch's surface. `import engine as torch` works.
+
+Only numpy and the standard library are used here; nothing in this package knows about the web,
+the sandbox or drawing. A Tracer (engine.tracer) records what it does when one is active.
+"""
+
+from engine import autograd, nn, optim
+from engine.creation import (
+    arange,
+    cat,
+    empty,
+    eye,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    stack,
+    where,
+    zeros,
+    zeros_like,
+)
+from engine.dtypes import bool_ as bool  # noqa: A001 - torch.bool
+from engine.dtypes import dtype, float32, float64, int32, int64
+from engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from engine.shape import Size
+from engine.tensor import Tensor, dot, matmul, maximum, minimum, mm, mv, tensor
+from engine.unsupported import missing_attribute
+
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+__version__ = "2.13.0+gradtrace"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t: Tensor) -> int:
+    return t.numel()
+
+
+def _method(name: str):
+    """torch.exp(t) and friends: the module-level twin of a Tensor method."""
+
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            input = tensor(input)
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+_METHODS = (
+    "exp log sin cos tanh sigmoid relu sqrt abs neg reciprocal clamp clip clamp_min clamp_max "
+    "softmax log_softmax sum mean max min argmax argmin t transpose permute reshape flatten "
+    "squeeze unsqueeze clone detach pow add sub mul div unbind allclose equal"
+).split()
+for _name in _METHODS:
+    globals()[_name] = _method(_name)
+del _name
+
+def get_default_dtype() -> dtype:
+    return float32
+
+_SUPPORTED = sorted(
+    [n for n in globals() if not n.startswith("_")] + ["autograd", "nn", "optim"]
+)
+
+
+def __getattr__(name: str):
+    raise missing_attribute("torch", name, _SUPPORTED)

@@ -1,0 +1,122 @@
+"""The recorded graph: backward nodes (grad_fn), AccumulateGrad for leaves, saved tensors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+ANOMALY_HINT = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+# Every node gets the next number: backward runs later-made nodes first, as PyTorch does.
+_sequence = itertools.count()
+
+
+class Version:
+    """An in-place counter shared by a tensor and every view of it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class SavedTensor:
+    """A value a node keeps for its backward, with the version it had when saved."""
+
+    __slots__ = ("value", "counter", "version", "describe")
+
+    def __init__(self, value, counter: Version | None, describe) -> None:
+        self.value = value
+        self.counter = counter
+        self.version = counter.value if counter is not None else 0
+        self.describe = describe  # () -> "[torch.FloatTensor [3]], which is output 0 of Exp"
+
+    def unpack(self):
+        if self.counter is not None and self.counter.value != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: {self.describe()} is at version {self.counter.value}; "
+                f"expected version {self.version} instead. {ANOMALY_HINT}"
+            )
+        return self.value
+
+
+class Node:
+    """A grad_fn: the record of one operation and the rule that sends a gradient back through it.
+
+    Subclasses are named as PyTorch names them (MulBackward0, ...). `forward` computes the result
+    on numpy arrays and says what to save; `backward` turns the gradient of the output into one
+    gradient per input (None where an input needs none).
+    """
+
+    formula = ""  # the local derivative, in words a learner can check
+
+    def __init__(self) -> None:
+        self.next_functions: tuple = ()
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self.input_shapes: tuple = ()
+        self.input_dtypes: tuple = ()
+        self.sequence_nr = next(_sequence)
+        self.to_save: list = []  # input indexes (or "result") that forward asked to keep
+        self.saved: list[SavedTensor] | None = []
+        self.released = False
+        self.retained: list = []  # weak refs of non-leaf tensors that asked to retain_grad()
+        self.trace_id: str | None = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def forward(self, *inputs, **kwargs) -> np.ndarray:
+        raise NotImplementedError
+
+    def backward(self, grad: np.ndarray) -> tuple:
+        raise NotImplementedError
+
+    # ***** saving for backward *****
+
+    def save(self, *what) -> None:
+        """Ask to keep inputs (by position) or "result" for backward, as PyTorch would."""
+        self.to_save.extend(what)
+
+    def saved_values(self) -> tuple:
+        if self.released:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(s.unpack() for s in self.saved)
+
+    def release(self) -> None:
+        """Free the saved values after a backward that did not ask to retain the graph."""
+        if self.to_save:
+            self.released = True
+            self.saved = None
+
+    @property
+    def has_saved(self) -> bool:
+        return bool(self.to_save)
+
+
+class AccumulateGrad(Node):
+    """The node that adds an arriving gradient into a leaf tensor's .grad."""
+
+    formula = "leaf.grad += grad"
+
+    def __init__(self, variable) -> None:
+        super().__init__()
+        self.variable = variable
+        self.sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"

@@ -1,0 +1,18 @@
+"""torch.return_types: the (values, indices) pairs that max(dim) and min(dim) return."""
+
+from typing import NamedTuple
+
+
+def _pair(name: str) -> type:
+    class Pair(NamedTuple):
+        values: object
+        indices: object
+
+        def __repr__(self) -> str:
+            return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    Pair.__name__ = Pair.__qualname__ = name
+    return Pair
+
+
+ReturnTypes = {"max": _pair("max"), "min": _pair("min")}

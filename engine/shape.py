@@ -1,0 +1,70 @@
+"""Shapes: torch.Size, broadcasting (and undoing it in backward), dimension arguments."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Size(tuple):
+    """A tensor's shape, printed as PyTorch prints it: torch.Size([2, 3])."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(n) for n in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The common shape of two operands, or PyTorch's error naming the first clash."""
+    if a == b:
+        return a
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            dim = max(len(a), len(b)) - i
+            raise RuntimeError(
+                f"The size of tensor a ({da}) must match the size of tensor b ({db}) "
+                f"at non-singleton dimension {dim}"
+            )
+        out.append(da if db == 1 else db)
+    return tuple(reversed(out))
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum a gradient back down to the shape of the input that was broadcast to make it."""
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad.reshape(shape)
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """A possibly negative dim made positive, with PyTorch's IndexError when out of range."""
+    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+        )
+    return dim % ndim if ndim else 0
+
+
+def parse_shape(args: tuple) -> tuple[int, ...]:
+    """Accept both f(2, 3) and f((2, 3)) / f([2, 3]) / f(torch.Size(...)), as PyTorch does."""
+    if len(args) == 1 and isinstance(args[0], tuple | list):
+        args = tuple(args[0])
+    for n in args:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool):
+            raise TypeError(
+                f"expected a sequence of integers as the shape, but got {type(n).__name__}"
+            )
+    return tuple(int(n) for n in args)

@@ -1,0 +1,28 @@
+"""Clear failures for the parts of PyTorch the engine does not implement.
+
+A name real PyTorch has but the engine lacks raises NotImplementedError naming it; a name
+PyTorch does not have either raises the AttributeError PyTorch would raise.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+
+
+@functools.cache
+def _surface() -> dict[str, frozenset[str]]:
+    path = pathlib.Path(__file__).with_name("torch_surface.json")
+    return {k: frozenset(v) for k, v in json.loads(path.read_text()).items()}
+
+
+def missing_attribute(namespace: str, name: str, supported: list[str] | None = None) -> Exception:
+    """The exception for `namespace.name` when the engine has no such attribute."""
+    if name.startswith("__") or name not in _surface().get(namespace, ()):
+        if namespace == "Tensor":
+            return AttributeError(f"'Tensor' object has no attribute '{name}'")
+        return AttributeError(f"module '{namespace}' has no attribute '{name}'")
+    qualified = f"{namespace}.{name}"
+    listing = f" (supported: {', '.join(sorted(supported))})" if supported else ""
+    return NotImplementedError(f"{qualified} is not supported by gradtrace's engine{listing}")

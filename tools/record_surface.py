@@ -1,0 +1,36 @@
+"""Record the names real PyTorch offers, so the engine can tell "not supported" from "no such name".
+
+Run with a Python that has torch 2.13.0: .venv-torch/bin/python tools/record_surface.py
+"""
+
+import json
+import pathlib
+
+import torch
+import torch.nn
+import torch.nn.functional
+import torch.optim
+
+NAMESPACES = {
+    "torch": torch,
+    "Tensor": torch.Tensor,
+    "torch.nn": torch.nn,
+    "torch.nn.functional": torch.nn.functional,
+    "torch.optim": torch.optim,
+    "torch.autograd": torch.autograd,
+}
+
+
+def public_names(obj) -> list[str]:
+    return sorted(n for n in dir(obj) if not n.startswith("_"))
+
+
+def main() -> None:
+    surface = {name: public_names(obj) for name, obj in NAMESPACES.items()}
+    out = pathlib.Path(__file__).parent.parent / "engine" / "torch_surface.json"
+    out.write_text(json.dumps(surface, indent=0, sort_keys=True) + "\n")
+    print(f"wrote {out} ({sum(len(v) for v in surface.values())} names)")
+
+
+if __name__ == "__main__":
+    main()
