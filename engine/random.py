@@ -88,8 +88,11 @@ def _cpu_flags() -> set[str]:
             features = __import__(mod, fromlist=["__cpu_features__"]).__cpu_features__
         except (ImportError, AttributeError):
             continue
-        return {"avx2" if k == "AVX2" else "fma" if k == "FMA3" else k.lower()
-                for k, on in features.items() if on}
+        return {
+            "avx2" if k == "AVX2" else "fma" if k == "FMA3" else k.lower()
+            for k, on in features.items()
+            if on
+        }
     return set()
 
 
@@ -175,7 +178,7 @@ def _load_libm_float() -> tuple[Callable[[float], float], ...] | None:
         try:
             lib = ctypes.CDLL(name)
             funcs = tuple(getattr(lib, f) for f in ("logf", "sinf", "cosf"))
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, TypeError):  # TypeError: CDLL(None) on Windows
             continue
         for f in funcs:
             f.restype = ctypes.c_float
@@ -198,9 +201,20 @@ def _libm_map(fn: Callable[[float], float], x: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 _F = np.float32
-_LOG_POLY = [_F(v) for v in (
-    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
-    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)]
+_LOG_POLY = [
+    _F(v)
+    for v in (
+        7.0376836292e-2,
+        -1.1514610310e-1,
+        1.1676998740e-1,
+        -1.2420140846e-1,
+        1.4249322787e-1,
+        -1.6668057665e-1,
+        2.0000714765e-1,
+        -2.4999993993e-1,
+        3.3333331174e-1,
+    )
+]
 _LOG_Q1 = _F(-2.12194440e-4)
 _LOG_Q2 = _F(0.693359375)
 _SQRT_HALF = _F(0.707106781186547524)
@@ -208,8 +222,7 @@ _MIN_NORM = np.array([0x00800000], np.uint32).view(np.float32)[0]
 _FOUR_OVER_PI = _F(1.27323954473516)
 _MINUS_DP = [_F(-0.78515625), _F(-2.4187564849853515625e-4), _F(-3.77489497744594108e-8)]
 _SIN_POLY = [_F(-1.9515295891e-4), _F(8.3321608736e-3), _F(-1.6666654611e-1)]
-_COS_POLY = [_F(2.443315711809948e-005), _F(-1.388731625493765e-003),
-             _F(4.166664568298827e-002)]
+_COS_POLY = [_F(2.443315711809948e-005), _F(-1.388731625493765e-003), _F(4.166664568298827e-002)]
 
 
 def _log_avx2(x: np.ndarray) -> np.ndarray:
@@ -257,8 +270,10 @@ def _sincos_avx2(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sin_from_s, sin_from_c = np.where(use_sin_poly, s, zero), np.where(use_sin_poly, zero, c)
     sin_v = sin_from_c + sin_from_s
     cos_v = (c - sin_from_c) + (s - sin_from_s)
-    return ((sin_v.view(np.uint32) ^ sin_sign).view(np.float32),
-            (cos_v.view(np.uint32) ^ cos_sign).view(np.float32))
+    return (
+        (sin_v.view(np.uint32) ^ sin_sign).view(np.float32),
+        (cos_v.view(np.uint32) ^ cos_sign).view(np.float32),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,8 +289,11 @@ def _numel(shape: Shape) -> tuple[tuple[int, ...], int]:
 
 
 def _float_dtype(dtype: Any) -> np.dtype:
-    dt = {"float": "float32", "double": "float64"}.get(dtype, dtype) if isinstance(
-        dtype, str) else getattr(dtype, "np", dtype)  # engine dtypes carry their numpy dtype
+    dt = (
+        {"float": "float32", "double": "float64"}.get(dtype, dtype)
+        if isinstance(dtype, str)
+        else getattr(dtype, "np", dtype)
+    )  # engine dtypes carry their numpy dtype
     dt = np.dtype(dt)
     if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"random floats are float32 or float64, not {dt}")
@@ -312,8 +330,10 @@ class Generator:
         if not -(1 << 63) <= seed <= _U64_MASK:
             raise ValueError(f"seed must be in [-2**63, 2**64), got {seed}")
         self._seed = seed & _U64_MASK
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": _mt_key(self._seed), "pos": _MT_STATE_WORDS}}
+        self._bits.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": _mt_key(self._seed), "pos": _MT_STATE_WORDS},
+        }
         self._next_normal = None
         return self
 
@@ -354,15 +374,17 @@ class Generator:
         dims, n = _numel(shape)
         return self._unit(n, _float_dtype(dtype)).reshape(dims)
 
-    def uniform(self, shape: Shape, low: float = 0.0, high: float = 1.0,
-                dtype: Any = "float32") -> np.ndarray:
+    def uniform(
+        self, shape: Shape, low: float = 0.0, high: float = 1.0, dtype: Any = "float32"
+    ) -> np.ndarray:
         """Tensor.uniform_(low, high) on a fresh tensor of this shape."""
         dims, n = _numel(shape)
         dt = _float_dtype(dtype)
         lo, hi = dt.type(low), dt.type(high)
         if not lo <= hi:
-            raise ValueError(f"uniform_ expects to return a [from, to) range, but found "
-                             f"from={low} > to={high}")
+            raise ValueError(
+                f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}"
+            )
         x = self._unit(n, dt)
         fused = self.capability == "avx2"  # compiled with FMA, so x * span + lo is fused
         span = dt.type(hi - lo)
@@ -379,8 +401,9 @@ class Generator:
         """torch.randn: standard normal samples."""
         return self.normal(shape, 0.0, 1.0, dtype)
 
-    def normal(self, shape: Shape, mean: float = 0.0, std: float = 1.0,
-               dtype: Any = "float32") -> np.ndarray:
+    def normal(
+        self, shape: Shape, mean: float = 0.0, std: float = 1.0, dtype: Any = "float32"
+    ) -> np.ndarray:
         """Tensor.normal_(mean, std) on a fresh contiguous tensor of this shape."""
         dims, n = _numel(shape)
         dt = _float_dtype(dtype)
@@ -415,11 +438,10 @@ class Generator:
         out[:whole] = self._box_muller_16(data[:whole], dt, mean, std)
         if n % 16:
             # The ragged tail: the last 16 elements are redone from 16 fresh uniforms.
-            out[n - 16:] = self._box_muller_16(self._unit(16, dt), dt, mean, std)
+            out[n - 16 :] = self._box_muller_16(self._unit(16, dt), dt, mean, std)
         return out
 
-    def _box_muller_16(self, data: np.ndarray, dt: np.dtype, mean: float,
-                       std: float) -> np.ndarray:
+    def _box_muller_16(self, data: np.ndarray, dt: np.dtype, mean: float, std: float) -> np.ndarray:
         """Each block of 16 uniforms: the first 8 give radii, the last 8 angles."""
         blocks = data.reshape(-1, 16)
         u1 = (1 - blocks[:, :8]).ravel()  # [0, 1) -> (0, 1] for the log; exact
@@ -464,8 +486,9 @@ class Generator:
         dims, n = _numel(shape)
         low, high = int(low), int(high)
         if not low < high:
-            raise ValueError(f"random_ expects 'from' to be less than 'to', but got "
-                             f"from={low} >= to={high}")
+            raise ValueError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
         span = high - low
         draws = self._draw64(n) if span >= _RANDINT_64BIT_RANGE else self._draw32(n)
         offset = draws % np.uint64(span)
