@@ -32,7 +32,7 @@ bench: install
 goldens:
 	test -d .venv-torch || $(PYTHON) -m venv .venv-torch
 	.venv-torch/bin/pip install -q torch==2.13.0 numpy
-	.venv-torch/bin/python tools/record_goldens.py
+	for script in tools/record_*.py; do .venv-torch/bin/python $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist *.egg-info

@@ -47,8 +47,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if g is None:
             if not (allow_unused or materialize_grads):
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
             results.append(Tensor._wrap(np.zeros_like(t._array)) if materialize_grads else None)
         else:
@@ -73,7 +73,7 @@ def _root_gradients(tensors, grads) -> list[np.ndarray]:
     grads = tuple(grads)
     if len(grads) != len(tensors):
         raise RuntimeError(
-            f"grad can be implicitly created only for scalar outputs"
+            "grad can be implicitly created only for scalar outputs"
             if not grads
             else f"got {len(grads)} tensors and {len(tensors)} gradients"
         )

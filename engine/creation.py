@@ -8,7 +8,7 @@ from engine import dtypes
 from engine import functions as fn
 from engine import random as rng
 from engine.shape import broadcast_shapes, parse_shape, wrap_dim
-from engine.tensor import Tensor, _apply, _leaf, _resolve_dtype
+from engine.tensor import Tensor, _apply, _leaf, _resolve_dtype, _type_word
 
 
 def _dtype(dtype, default: dtypes.dtype | None = None) -> np.dtype:
@@ -62,7 +62,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_float = any(isinstance(n, float) for n in (start, end, step))
     default = dtypes.default_float() if is_float else dtypes.int64
     dt = _dtype(dtype, default)
@@ -217,7 +217,7 @@ def where(condition: Tensor, input, other) -> Tensor:
     if condition._array.dtype != np.bool_:
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{condition.dtype.name.capitalize()}"
+            f"{_type_word(condition.dtype)}"
         )
     broadcast_shapes(broadcast_shapes(condition._array.shape, a._array.shape), b._array.shape)
     arrays = _same_dtype([a, b])

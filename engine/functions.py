@@ -104,7 +104,10 @@ class PowBackward0(Node):
 class PowBackward1(Node):
     """tensor ** tensor."""
 
-    formula = "grad_self = grad * exponent * self^(exponent - 1); grad_exponent = grad * result * log(self)"
+    formula = (
+        "grad_self = grad * exponent * self^(exponent - 1); "
+        "grad_exponent = grad * result * log(self)"
+    )
 
     def forward(self, a, b):
         self.save(0, 1)
@@ -139,6 +142,43 @@ class PowBackward2(Node):
         return (grad * result * np.log(self.base).astype(result.dtype),)
 
 
+class RemainderBackward0(Node):
+    """tensor % number."""
+
+    formula = "grad_self = grad"
+
+    def forward(self, a, other):
+        return np.mod(a, other)  # the result takes the divisor's sign, as torch.remainder's does
+
+    def backward(self, grad):
+        return (grad,)
+
+
+class RemainderBackward1(Node):
+    """tensor % tensor."""
+
+    formula = "grad_self = grad; grad_other = -grad * floor(self / other)"
+
+    def forward(self, a, b):
+        if self.needs_input_grad[1]:
+            self.save(0, 1)
+        return np.mod(a, b)
+
+    def backward(self, grad):
+        grad_b = None
+        if self.needs_input_grad[1]:
+            a, b = self.saved_values()
+            grad_b = -grad * np.floor_divide(a, b)
+        return grad, grad_b
+
+
+class FloorDivide(Node):
+    """a // b, never recorded: PyTorch has no derivative for it (its grad_fn is NotImplemented)."""
+
+    def forward(self, a, b):
+        return np.floor_divide(a, b)
+
+
 class MaximumBackward0(Node):
     formula = "grad goes to the larger input (split in half on ties)"
 
@@ -164,7 +204,8 @@ class MinimumBackward0(Node):
 
 
 def _pick_larger(grad, mine, theirs):
-    return grad * ((mine > theirs) + 0.5 * (mine == theirs)).astype(grad.dtype)
+    # where(), not a multiply by the mask: PyTorch's zeros are +0, even under a negative grad
+    return np.where(mine == theirs, grad / 2, np.where(mine > theirs, grad, 0))
 
 
 # ***** pointwise, one input *****
@@ -255,10 +296,10 @@ class SigmoidBackward0(Node):
 
 
 def sigmoid(a: np.ndarray) -> np.ndarray:
-    # 1 / (1 + e^-x) overflows for very negative x; e^x / (1 + e^x) is the stable twin there
+    # PyTorch's formula as it stands: for very negative x, e^-x overflows to inf and the result
+    # is exactly 0 (not the tiny number a "stable" formula would give), as in PyTorch
     with np.errstate(over="ignore"):
-        e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
 
 
 class ReluBackward0(Node):
@@ -270,7 +311,7 @@ class ReluBackward0(Node):
 
     def backward(self, grad):
         (result,) = self.saved_values()
-        return (grad * (result > 0),)
+        return (np.where(result > 0, grad, 0),)  # +0 where cut off, as PyTorch's where()
 
 
 class SqrtBackward0(Node):
@@ -327,7 +368,7 @@ class ClampBackward1(Node):
             inside &= a >= self.low
         if self.high is not None:
             inside &= a <= self.high
-        return (grad * inside,)
+        return (np.where(inside, grad, 0),)  # +0 outside, as PyTorch's where()
 
 
 class ClampMinBackward0(ClampBackward1):
@@ -343,8 +384,8 @@ class ClampMaxBackward0(ClampBackward1):
 class CloneBackward0(Node):
     formula = "grad_self = grad"
 
-    def forward(self, a):
-        return np.array(a, copy=True)
+    def forward(self, a, order="K"):
+        return np.array(a, copy=True, order=order)
 
     def backward(self, grad):
         return (grad,)
@@ -492,6 +533,19 @@ class ViewBackward0(Node):
 
     def backward(self, grad):
         return (grad.reshape(self.shape),)
+
+
+class AliasBackward0(Node):
+    """x[...] and x[:, :]: a new tensor on the same memory, recorded though nothing changed."""
+
+    formula = "grad_self = grad"
+    is_view = True
+
+    def forward(self, a):
+        return a.view()
+
+    def backward(self, grad):
+        return (grad,)
 
 
 class UnsafeViewBackward0(ViewBackward0):
@@ -702,7 +756,10 @@ class DotBackward0(MmBackward0):
 class AddmmBackward0(Node):
     """bias + input @ weightᵀ, as nn.Linear records it."""
 
-    formula = "grad_bias = grad (summed over the batch); grad_mat1 = grad @ mat2ᵀ; grad_mat2 = mat1ᵀ @ grad"
+    formula = (
+        "grad_bias = grad (summed over the batch); grad_mat1 = grad @ mat2ᵀ; "
+        "grad_mat2 = mat1ᵀ @ grad"
+    )
 
     def forward(self, bias, a, b):
         if self.needs_input_grad[1]:
@@ -732,7 +789,10 @@ class SoftmaxBackward0(Node):
         self.dim = dim
         self.save("result")
         shifted = np.exp(a - a.max(axis=dim, keepdims=True))
-        return shifted / shifted.sum(axis=dim, keepdims=True)
+        total = shifted.sum(axis=dim, keepdims=True)
+        # PyTorch's CPU kernel multiplies by 1/sum along the last dim (divides along others);
+        # matching it keeps cancellations in the backward exact, as PyTorch's are
+        return shifted * (1 / total) if dim == a.ndim - 1 else shifted / total
 
     def backward(self, grad):
         (result,) = self.saved_values()
@@ -816,13 +876,18 @@ class ZeroBackward0(Node):
         return (np.zeros_like(grad),)
 
 
-class FillBackward0(ZeroBackward0):
+class FillBackward2(ZeroBackward0):
+    """fill_(value): PyTorch numbers the in-place overload's node 2."""
+
     def forward(self, a, value):
         return np.full_like(a, value)
 
 
 class CopyBackwards(Node):
     formula = "grad_self = 0; grad_src = grad"
+
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"  # a hand-written C++ node, named like one
 
     def forward(self, a, src):
         return np.broadcast_to(src, a.shape).astype(a.dtype)

@@ -78,7 +78,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"  # AccumulateGrad, not name()
 
     def forward(self, *inputs, **kwargs) -> np.ndarray:
         raise NotImplementedError

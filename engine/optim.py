@@ -23,7 +23,7 @@ class Optimizer:
             groups = [dict(defaults, params=params)]
         self.param_groups = groups
         self.defaults = defaults
-        self.state: dict = {}
+        self.state: dict = {}  # keyed by the parameter itself, as PyTorch's is
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
@@ -44,15 +44,19 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False) -> None:
+    # foreach, differentiable and fused pick PyTorch kernels; kept only so the groups print
+    # (and the defaults read 0, not 0.0) as PyTorch's do
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
     @no_grad()
     def step(self) -> None:
@@ -64,24 +68,32 @@ class SGD(Optimizer):
                 if group["weight_decay"]:
                     d_p = d_p + group["weight_decay"] * p._array
                 if group["momentum"]:
-                    buf = self.state.setdefault(id(p), {}).get("momentum_buffer")
+                    buf = self.state.setdefault(p, {}).get("momentum_buffer")
                     if buf is None:
                         buf = d_p.copy()
                     else:
-                        buf = buf * group["momentum"] + (1 - group["dampening"]) * d_p
-                    self.state[id(p)]["momentum_buffer"] = buf
+                        buf = buf._array * group["momentum"] + (1 - group["dampening"]) * d_p
+                    self.state[p]["momentum_buffer"] = _as_tensor(buf)  # a Tensor, as in torch
                     d_p = d_p + group["momentum"] * buf if group["nesterov"] else buf
                 sign = 1 if group["maximize"] else -1
                 p.add_(_as_tensor(d_p), alpha=sign * group["lr"])
 
 
 class Adam(Optimizer):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False) -> None:
+    # as in SGD, the kernel switches are kept only so the groups print as PyTorch's do
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
+        if decoupled_weight_decay:
+            raise NotImplementedError(
+                "Adam(decoupled_weight_decay=True) is not supported by gradtrace's engine"
+            )
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused, decoupled_weight_decay=False))
 
     @no_grad()
     def step(self) -> None:
@@ -95,26 +107,30 @@ class Adam(Optimizer):
                     grad = -grad
                 if group["weight_decay"]:
                     grad = grad + group["weight_decay"] * p._array
-                state = self.state.setdefault(id(p), {})
+                state = self.state.setdefault(p, {})
                 if not state:
-                    state.update(step=0, exp_avg=np.zeros_like(p._array),
-                                 exp_avg_sq=np.zeros_like(p._array))
+                    # Tensors, as PyTorch keeps them (step too: a float32 tensor); updated below
+                    # through their arrays
+                    state.update(step=_as_tensor(np.zeros((), np.float32)),
+                                 exp_avg=_as_tensor(np.zeros_like(p._array)),
+                                 exp_avg_sq=_as_tensor(np.zeros_like(p._array)))
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = np.zeros_like(p._array)
-                state["step"] += 1
-                step = state["step"]
+                        state["max_exp_avg_sq"] = _as_tensor(np.zeros_like(p._array))
+                state["step"]._array += 1
+                step = float(state["step"]._array)
                 # the moving averages, updated in float32 like PyTorch's own buffers
-                state["exp_avg"] += (grad - state["exp_avg"]) * (1 - beta1)
-                state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + grad * grad * (1 - beta2)
-                second = state["exp_avg_sq"]
+                exp_avg, exp_avg_sq = state["exp_avg"]._array, state["exp_avg_sq"]._array
+                exp_avg += (grad - exp_avg) * (1 - beta1)
+                exp_avg_sq[...] = exp_avg_sq * beta2 + grad * grad * (1 - beta2)
+                second = exp_avg_sq
                 if group["amsgrad"]:
-                    np.maximum(state["max_exp_avg_sq"], second, out=state["max_exp_avg_sq"])
-                    second = state["max_exp_avg_sq"]
+                    second = state["max_exp_avg_sq"]._array
+                    np.maximum(second, exp_avg_sq, out=second)
                 bias1 = 1 - beta1**step
                 bias2_sqrt = (1 - beta2**step) ** 0.5
                 step_size = group["lr"] / bias1
                 denom = (np.sqrt(second) / bias2_sqrt + group["eps"]).astype(p._array.dtype)
-                p.add_(_as_tensor(state["exp_avg"] / denom), alpha=-step_size)
+                p.add_(_as_tensor(exp_avg / denom), alpha=-step_size)
 
 
 def _as_tensor(array):

@@ -13,6 +13,11 @@ class Size(tuple):
 
     __str__ = __repr__
 
+    def __getitem__(self, key):
+        # a slice of a Size is a Size, as in PyTorch
+        item = super().__getitem__(key)
+        return Size(item) if isinstance(key, slice) else item
+
     def numel(self) -> int:
         return int(np.prod(self, dtype=np.int64))
 

@@ -131,7 +131,9 @@ class Tensor:
     def grad(self, value: Tensor | None) -> None:
         if value is not None and value.shape != self.shape:
             raise RuntimeError(
-                f"assigned grad has data of a different size"
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                "the same size"
             )
         self._grad = value
 
@@ -153,7 +155,10 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage, cut off from the graph and from in-place checks."""
-        return Tensor._wrap(self._array)
+        out = Tensor._wrap(self._array)
+        if tracing.current is not None:
+            tracing.current.on_tensor(out, "data", (self,))
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -170,7 +175,8 @@ class Tensor:
     # ***** printing and conversion *****
 
     def __repr__(self) -> str:
-        grad_fn = self.grad_fn.name() if self.grad_fn is not None else None
+        # the class name, as PyTorch prints it: name() differs for C++ nodes (CopyBackwards)
+        grad_fn = type(self.grad_fn).__name__ if self.grad_fn is not None else None
         return tensor_repr(
             self._array,
             self.dtype.name,
@@ -223,7 +229,7 @@ class Tensor:
 
     def _scalar_for(self, kind: str):
         if self._array.size != 1:
-            raise TypeError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self._array.reshape(()).item()
 
     def __len__(self) -> int:
@@ -263,6 +269,9 @@ class Tensor:
                 )
         if target is None or target.np == self._array.dtype:
             return self
+        if self._requires_grad and not target.is_floating_point:
+            # integers and bools cannot carry gradients, so PyTorch records no grad_fn
+            return _record_plain(self._array.astype(target.np), "to")
         return _apply(fn.ToCopyBackward0, (self,), dtype=target.np)
 
     def float(self) -> Tensor:
@@ -307,7 +316,8 @@ class Tensor:
         return _binary(fn.SubBackward0, self, other, alpha=alpha)
 
     def __rsub__(self, other):
-        return _apply(fn.RsubBackward1, (self,), arrays=_cast_scalar(self, other), other=other)
+        array, other = _cast_scalar(self, other)
+        return _apply(fn.RsubBackward1, (self,), arrays=(array,), other=other)
 
     def __mul__(self, other):
         return _binary(fn.MulBackward0, self, other)
@@ -322,19 +332,40 @@ class Tensor:
     def __rtruediv__(self, other):
         return self.reciprocal() * other
 
+    def __mod__(self, other):
+        if isinstance(other, Tensor):
+            return _binary(fn.RemainderBackward1, self, other)
+        _check_number(other, "%")
+        array, other = _cast_scalar(self, other)
+        return _apply(fn.RemainderBackward0, (self,), arrays=(array,), other=other)
+
+    remainder = __mod__
+
+    def __floordiv__(self, other):
+        if grad_state.enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
+            raise NotImplementedError(
+                "floor division (//) of a tensor that requires grad is not supported by "
+                "gradtrace's engine (PyTorch has no derivative for it either)"
+            )
+        return _binary(fn.FloorDivide, self, other)
+
+    floor_divide = __floordiv__
+
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
             return _binary(fn.PowBackward1, self, exponent)
-        _check_number(exponent, "pow")
-        arrays = _cast_scalar(self, exponent)
-        return _apply(fn.PowBackward0, (self,), arrays=arrays, exponent=_same_kind(arrays[0], exponent))
+        _check_number(exponent, "** or pow()")
+        array, exponent = _cast_scalar(self, exponent)
+        if array.dtype.kind in "iu" and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return _apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
 
     pow = __pow__
 
     def __rpow__(self, base):
         _check_number(base, "pow")
-        (array,) = _cast_scalar(self, base)
-        return _apply(fn.PowBackward2, (self,), arrays=(array,), base=_same_kind(array, base))
+        array, base = _cast_scalar(self, base)
+        return _apply(fn.PowBackward2, (self,), arrays=(array,), base=base)
 
     def __neg__(self):
         return _apply(fn.NegBackward0, (self,))
@@ -527,6 +558,13 @@ class Tensor:
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
 
+    def is_contiguous(self) -> bool:
+        return bool(self._array.flags.c_contiguous)
+
+    def contiguous(self) -> Tensor:
+        # a clone in row-major order (clone() itself keeps the layout, as PyTorch's does)
+        return self if self.is_contiguous() else _apply(fn.CloneBackward0, (self,), order="C")
+
     def view_as(self, other):
         return self.view(other.shape)
 
@@ -551,7 +589,9 @@ class Tensor:
 
     def t(self):
         if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D"
+            )
         return _apply(fn.TBackward0, (self,))
 
     def transpose(self, dim0, dim1):
@@ -621,7 +661,7 @@ class Tensor:
         return _inplace(fn.ZeroBackward0, self)
 
     def fill_(self, value):
-        return _inplace(fn.FillBackward0, self, value=_raw(value))
+        return _inplace(fn.FillBackward2, self, value=_raw(value))
 
     def copy_(self, src):
         return _inplace(fn.CopyBackwards, self, src)
@@ -737,7 +777,7 @@ def _describe_input(t: Tensor) -> str:
 def _describe(t: Tensor, producer: str | None) -> str:
     kind = t.type()
     text = f"[{kind} [{', '.join(str(n) for n in t.shape)}]]"
-    return text if producer is None else f"{text}, which is output {t._output_nr} of {producer}"
+    return text if producer is None else f"{text}, which is output {t._output_nr} of {producer},"
 
 
 def _short(node_name: str) -> str:
@@ -761,6 +801,11 @@ def _raw(value):
     return value._array if isinstance(value, Tensor) else value
 
 
+# Python names the operator when `t + "a"` fails, and so does PyTorch's message
+_SYMBOLS = {fn.AddBackward0: "+", fn.SubBackward0: "-", fn.MulBackward0: "*",
+            fn.DivBackward0: "/", fn.FloorDivide: "//"}
+
+
 def _check_number(value, op: str) -> None:
     if not isinstance(value, Number | np.number | np.bool_):
         raise TypeError(
@@ -779,7 +824,7 @@ def _binary(node_cls, a: Tensor, b, floating: bool = False, **kwargs):
         return _apply(node_cls, (a, b), arrays=arrays, **kwargs)
     if isinstance(b, list | tuple | np.ndarray):
         return _binary(node_cls, a, tensor(b), floating, **kwargs)
-    _check_number(b, node_cls.__name__.removesuffix("Backward0").lower())
+    _check_number(b, _SYMBOLS.get(node_cls, node_cls.__name__))
     arrays = _cast_scalar(a, b, floating)
     return _apply(node_cls, (a, b), arrays=arrays, **kwargs)
 
@@ -906,34 +951,47 @@ def _arg_reduce(pick, t: Tensor, dim, keepdim) -> Tensor:
 
 
 def _index(t: Tensor, key):
-    """Basic indexing makes views (select, slice, unsqueeze); tensors or lists index by gather."""
-    if not isinstance(key, tuple):
+    """Basic indexing makes views (select, slice, unsqueeze); tensors or lists index by gather.
+
+    As in PyTorch, a lone `x[:]` records a SliceBackward0, but inside a tuple a slice that keeps
+    the whole dim records nothing, and an index that changes nothing (`x[...]`, `x[:, :]`)
+    records an AliasBackward0. With tensors or lists in the key, the views are made first and
+    one IndexBackward0 gathers from their result (`x[0, [2, 1]]` records SelectBackward0 first).
+    """
+    single = not isinstance(key, tuple)
+    if single:
         key = (key,)
-    if any(isinstance(k, Tensor | list | np.ndarray) for k in key):
-        return _advanced_index(t, key)
-    if sum(1 for k in key if k is not None and k is not Ellipsis) > t.ndim:
+    key = tuple(_index_part(k) for k in key)
+    used = sum(
+        k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+        for k in key
+        if k is not None and k is not Ellipsis
+    )
+    if used > t.ndim:
         raise IndexError(
             f"too many indices for tensor of dimension {t.ndim}"
         )
-    if key.count(Ellipsis) > 1:
+    if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if Ellipsis in key:
-        at = key.index(Ellipsis)
-        used = sum(1 for k in key if k is not None and k is not Ellipsis)
-        key = key[:at] + (slice(None),) * (t.ndim - used) + key[at + 1 :]
-    out, dim = t, 0
-    for k in key:
+    out, dim, gathers = t, 0, {}
+    for position, k in enumerate(key):
         if k is None:
             out = out.unsqueeze(dim)
             dim += 1
+        elif k is Ellipsis:
+            dim += t.ndim - used
+        elif isinstance(k, np.ndarray):
+            gathers[dim] = k  # gathered once the views are made
+            dim += k.ndim if k.dtype == np.bool_ else 1
         elif isinstance(k, slice):
-            out = _slice(out, dim, k)
+            out = _slice(out, dim, k, keep_whole=single)
             dim += 1
         elif isinstance(k, int | np.integer) and not isinstance(k, bool):
             size = out.shape[dim]
             if not -size <= k < size:
+                # PyTorch names the index's position in the key, not the dim it lands on
                 raise IndexError(
-                    f"index {k} is out of bounds for dimension {dim} with size {size}"
+                    f"index {k} is out of bounds for dimension {position} with size {size}"
                 )
             out = _apply(fn.SelectBackward0, (out,), dim=dim, index=int(k) % size)
         else:
@@ -941,25 +999,59 @@ def _index(t: Tensor, key):
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                 "are valid indices (got " + type(k).__name__ + ")"
             )
-    return out
+    if gathers:
+        return _gather(out, gathers)
+    return _apply(fn.AliasBackward0, (t,)) if out is t else out
 
 
-def _slice(t: Tensor, dim: int, k: slice) -> Tensor:
+def _index_part(k):
+    """Tensors and lists index as numpy arrays; a 0-dim integer tensor selects, like an int."""
+    if isinstance(k, Tensor):
+        if k.ndim == 0 and k._array.dtype.kind in "iu":
+            return int(k._array)
+        return k._array
+    if isinstance(k, list):
+        return np.asarray(k) if k else np.zeros(0, np.int64)
+    return k
+
+
+def _slice(t: Tensor, dim: int, k: slice, keep_whole: bool = True) -> Tensor:
     step = 1 if k.step is None else int(k.step)
     if step <= 0:
         raise ValueError("step must be greater than zero")
+    if not keep_whole and k.start in (None, 0) and step == 1 and (
+        k.stop is None or k.stop >= t.shape[dim]
+    ):
+        return t  # PyTorch skips a slice that keeps the whole dim (written from 0, step 1)
     start, stop, _ = k.indices(t.shape[dim])
     stop = max(stop, start)
     return _apply(fn.SliceBackward0, (t,), dim=dim, start=start, stop=stop, step=step)
 
 
-def _advanced_index(t: Tensor, key: tuple) -> Tensor:
-    parts = []
-    for k in key:
-        k = k._array if isinstance(k, Tensor) else np.asarray(k) if isinstance(k, list) else k
-        if isinstance(k, np.ndarray) and k.dtype.kind == "f":
+def _gather(t: Tensor, gathers: dict) -> Tensor:
+    """Advanced indexing: numpy's rules, which PyTorch follows; `gathers` maps dim -> index."""
+    parts, dim = [], 0
+    for ordinal, (at, k) in enumerate(sorted(gathers.items())):
+        parts += [slice(None)] * (at - dim)
+        if k.dtype.kind == "f":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if k.dtype == np.bool_:
+            for i, n in enumerate(k.shape):
+                if n != t.shape[at + i]:
+                    raise IndexError(
+                        f"The shape of the mask {list(k.shape)} at index {i} does not match the "
+                        f"shape of the indexed tensor {list(t.shape)} at index {at + i}"
+                    )
+        else:
+            size = t.shape[at]
+            bad = k[(k < -size) | (k >= size)]
+            if bad.size:
+                # PyTorch counts the index tensors, not the dims, in this message
+                raise IndexError(
+                    f"index {bad.flat[0]} is out of bounds for dimension {ordinal} with size {size}"
+                )
         parts.append(k)
+        dim = at + (k.ndim if k.dtype == np.bool_ else 1)
     try:
         t._array[tuple(parts)]
     except IndexError as error:
@@ -1175,10 +1267,14 @@ def tensor(data, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
 
 
 def _to_array(data, dtype: dtypes.dtype | None) -> np.ndarray:
+    values = _unwrap(data)
+    try:
+        array = np.array(values, dtype=None if dtype is None else _resolve_dtype(dtype).np)
+    except ValueError:
+        _check_ragged(values, _first_sizes(values), 0)  # PyTorch's message for uneven lists
+        raise
     if dtype is not None:
-        dtype = _resolve_dtype(dtype)
-        return np.array(_unwrap(data), dtype=dtype.np)
-    array = np.array(_unwrap(data))
+        return array
     if array.dtype.kind == "f":
         return array.astype(dtypes.default_float().np)
     if array.dtype.kind in "iu":
@@ -1188,6 +1284,28 @@ def _to_array(data, dtype: dtypes.dtype | None) -> np.ndarray:
     if array.dtype.kind == "c":
         raise NotImplementedError("complex tensors are not supported by gradtrace's engine")
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _first_sizes(values) -> list[int]:
+    """The shape PyTorch expects: the lengths of the first element at every depth."""
+    sizes = []
+    while isinstance(values, list | tuple):
+        sizes.append(len(values))
+        if not values:
+            break
+        values = values[0]
+    return sizes
+
+
+def _check_ragged(values, sizes: list[int], dim: int) -> None:
+    if dim == len(sizes) or not isinstance(values, list | tuple):
+        return
+    if len(values) != sizes[dim]:
+        raise ValueError(
+            f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(values)})"
+        )
+    for item in values:
+        _check_ragged(item, sizes, dim + 1)
 
 
 def _unwrap(data):
@@ -1213,7 +1331,12 @@ def _resolve_dtype(dtype) -> dtypes.dtype:
 def _leaf(array: np.ndarray, requires_grad: bool, op: str) -> Tensor:
     out = Tensor._wrap(array)
     if requires_grad:
-        out.requires_grad = True  # checks the dtype, with PyTorch's message
+        if not out.is_floating_point():
+            # the factories' message starts with a capital, the setter's does not
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
+        out.requires_grad = True
     if tracing.current is not None:
         tracing.current.on_tensor(out, op, ())
     return out

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from engine import dtypes
 from engine import functions as fn
 from engine.shape import broadcast_shapes
-from engine.tensor import Tensor, _apply
+from engine.tensor import Tensor, _apply, _type_word
 from engine.unsupported import missing_attribute
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
@@ -56,6 +57,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def _check_inner(input: Tensor, weight: Tensor) -> None:
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_type_word(input.dtype)} and "
+            f"{_type_word(weight.dtype)}"
+        )
     if input.shape[1] != weight.shape[1]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
@@ -75,15 +81,21 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
             UserWarning,
             stacklevel=2,
         )
-    broadcast_shapes(input._array.shape, target._array.shape)
-    return _apply(fn.MseLossBackward0, (input, target), reduction=reduction)
+    # PyTorch broadcasts both first, so a stretched input shows an ExpandBackward0
+    shape = broadcast_shapes(input._array.shape, target._array.shape)
+    input = input if input.shape == shape else input.expand(shape)
+    target = target if target.shape == shape else target.expand(shape)
+    # computed in the promoted dtype (an integer target counts as float32's, float64 wins)
+    dt = dtypes.result_type([(input.dtype, input.ndim), (target.dtype, target.ndim)], []).np
+    arrays = (input._array.astype(dt, copy=False), target._array.astype(dt, copy=False))
+    return _apply(fn.MseLossBackward0, (input, target), arrays=arrays, reduction=reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _check_reduction(reduction)
     if target.dtype.name not in ("int64",):
         raise RuntimeError(
-            f"expected scalar type Long but found {target.dtype.name.capitalize()}"
+            f"expected target dtype to be Long or Byte, but got {_type_word(target.dtype)}"
         )
     classes = input.shape[-1]
     bad = target._array[(target._array < 0) | (target._array >= classes)]

@@ -6,6 +6,7 @@ import math
 from collections import OrderedDict
 
 from engine import random as rng
+from engine import tracing
 from engine.nn import functional as F
 from engine.tensor import Tensor
 
@@ -21,6 +22,8 @@ class Parameter(Tensor):
         data = empty(0) if data is None else data
         p = cls._wrap(data._array)
         p.requires_grad = requires_grad
+        if tracing.current is not None:
+            tracing.current.on_tensor(p, "parameter", ())
         return p
 
     def __init__(self, data=None, requires_grad: bool = True) -> None:

@@ -1,0 +1,187 @@
+"""The engine must behave as PyTorch 2.13 does on every recorded snippet.
+
+tools/record_goldens.py ran each snippet with `torch` bound to real PyTorch and kept what it
+printed, the error it raised and a probe of every tensor it left behind. Here the same source runs
+with `torch` (and torch.nn, torch.nn.functional, torch.optim, torch.autograd) bound to the engine;
+this test never imports torch. Strings must match exactly, numbers within rtol 1e-5 / atol 1e-6
+(float32 transcendental functions may differ from PyTorch's in the last bit).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import engine
+
+GOLDEN = Path(__file__).parent / "golden" / "snippets.json"
+SNIPPETS: list[dict[str, Any]] = json.loads(GOLDEN.read_text())["snippets"]
+SEED = 0  # as the recorder: the generator is seeded before every snippet
+RTOL, ATOL = 1e-5, 1e-6
+EXACT_FIELDS = ("repr", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "next_functions")
+NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+MODULES = {
+    "torch": engine,
+    "torch.nn": engine.nn,
+    "torch.nn.functional": engine.nn.functional,
+    "torch.optim": engine.optim,
+    "torch.autograd": engine.autograd,
+}
+
+
+# ***** running a snippet against the engine (the recorder does the same against torch) *****
+
+
+def _attribute_path(name: str):
+    obj = engine
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part)  # torch.fft and friends raise NotImplementedError here
+    return obj
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level == 0 and (name == "torch" or name.startswith("torch.")):
+        module = MODULES.get(name) or _attribute_path(name)
+        return module if fromlist else engine
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _probe(t: engine.Tensor) -> dict[str, Any]:
+    grad_fn = t.grad_fn
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grad = t.grad
+    return {
+        "repr": repr(t),
+        "shape": list(t.shape),
+        "dtype": str(t.dtype),
+        "requires_grad": t.requires_grad,
+        "is_leaf": t.is_leaf,
+        "grad_fn": grad_fn.name() if grad_fn is not None else None,
+        "next_functions": None
+        if grad_fn is None
+        else [[f.name() if f is not None else None, i] for f, i in grad_fn.next_functions],
+        "values": _encode(t.detach().tolist()),
+        "grad": None if grad is None else _encode(grad.tolist()),
+    }
+
+
+def _probe_namespace(namespace: dict[str, Any]) -> dict[str, Any]:
+    probes = {}
+    for name, value in namespace.items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, engine.Tensor):
+            probes[name] = _probe(value)
+        elif (
+            isinstance(value, tuple | list)
+            and value
+            and all(isinstance(v, engine.Tensor) for v in value)
+        ):
+            for i, v in enumerate(value):
+                probes[f"{name}[{i}]"] = _probe(v)
+    return probes
+
+
+def _globals() -> dict[str, Any]:
+    return {"__builtins__": dict(vars(builtins), __import__=_import), "__name__": "__snippet__"}
+
+
+def run(source: str) -> tuple[str, BaseException | None, dict[str, Any]]:
+    namespace = _globals()
+    out = io.StringIO()
+    error = None
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine.manual_seed(SEED)
+        try:
+            exec(compile(source, "<snippet>", "exec"), namespace)
+        except Exception as e:  # noqa: BLE001 - the error is compared below
+            error = e
+        finally:
+            engine.set_grad_enabled(True)  # a snippet that stopped early must not leak it
+    return out.getvalue(), error, _probe_namespace(namespace)
+
+
+# ***** comparing *****
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return NONFINITE.get(value, value) if isinstance(value, str) else value
+
+
+def _assert_close(got: Any, want: Any, where: str) -> None:
+    if want is None or got is None:
+        assert got == want, f"{where}: got {got!r}, PyTorch {want!r}"
+        return
+    got_array, want_array = np.array(_decode(got)), np.array(_decode(want))
+    assert got_array.shape == want_array.shape, f"{where}: got {got!r}, PyTorch {want!r}"
+    if want_array.dtype == np.bool_ or got_array.dtype == np.bool_:
+        assert got_array.tolist() == want_array.tolist(), f"{where}: got {got!r}, PyTorch {want!r}"
+        return
+    np.testing.assert_allclose(
+        got_array.astype(np.float64),
+        want_array.astype(np.float64),
+        rtol=RTOL,
+        atol=ATOL,
+        equal_nan=True,
+        err_msg=where,
+    )
+
+
+def test_golden_file_is_broad() -> None:
+    assert len(SNIPPETS) >= 150
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[s["slug"] for s in SNIPPETS])
+def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
+    if snippet.get("unsupported"):
+        # PyTorch can do this and the engine cannot: it must say so, not do something else
+        with (
+            pytest.raises(NotImplementedError, match="not supported by gradtrace"),
+            contextlib.redirect_stdout(io.StringIO()),
+        ):
+            exec(compile(snippet["source"], "<snippet>", "exec"), _globals())
+        return
+
+    stdout, error, probes = run(snippet["source"])
+    want_error = snippet["error"]
+    if error is not None and want_error is None:
+        raise AssertionError(
+            f"the engine raised where PyTorch did not; stdout so far:\n{stdout}"
+        ) from error
+    got_error = None if error is None else [type(error).__name__, str(error)]
+    assert got_error == want_error
+    assert stdout == snippet["stdout"]
+
+    skip = set(snippet.get("skip", ()))
+    want_probes = snippet["probes"]
+    assert sorted(probes) == sorted(want_probes)
+    for name, want in want_probes.items():
+        got = probes[name]
+        for field in EXACT_FIELDS:
+            if f"{name}.{field}" not in skip:
+                assert got[field] == want[field], f"{name}.{field}"
+        for field in ("values", "grad"):
+            if f"{name}.{field}" not in skip:
+                _assert_close(got[field], want[field], f"{name}.{field}")

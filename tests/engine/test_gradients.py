@@ -1,0 +1,1004 @@
+"""Every differentiable op's backward, checked against central finite differences.
+
+Each check builds float64 leaves, reduces the op's output to a scalar with a fixed random weight
+(`(op(x) * w).sum()`, so every output element matters), runs backward, and compares each leaf's
+.grad with (L(x + eps) - L(x - eps)) / 2eps, where every evaluation rebuilds fresh leaves from the
+perturbed numpy arrays. Hypothesis draws the shapes (0-3 dims, sizes 1-4) and the values, kept
+away from kinks (relu, abs, clamp, max) so that the finite difference is meaningful there.
+A float32 smoke test per op family checks that gradients come back float32 and the right shape.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import engine as torch
+from engine import nn
+from engine.nn import functional as F
+
+EPS, RTOL, ATOL = 1e-6, 1e-4, 1e-6
+SETTINGS = settings(max_examples=25, deadline=None)
+
+Leaf = Callable[[np.ndarray, bool], torch.Tensor]
+
+
+# ***** the check *****
+
+
+def plain_leaf(array: np.ndarray, requires_grad: bool) -> torch.Tensor:
+    return torch.tensor(array, dtype=torch.float64, requires_grad=requires_grad)
+
+
+def param_leaf(array: np.ndarray, requires_grad: bool) -> torch.Tensor:
+    return nn.Parameter(torch.tensor(array, dtype=torch.float64), requires_grad=requires_grad)
+
+
+def weights(shape: tuple) -> np.ndarray:
+    """The same weights for every evaluation of one op: all that matters is the shape."""
+    return np.random.default_rng(20240613).uniform(-2.0, 2.0, size=shape)
+
+
+def weighted_loss(op: Callable, leaves: list) -> torch.Tensor:
+    out = op(*leaves)
+    assert isinstance(out, torch.Tensor), f"op must return one tensor, got {type(out).__name__}"
+    return (out * torch.tensor(weights(tuple(out.shape)), dtype=out.dtype)).sum()
+
+
+def numeric_gradient(op: Callable, arrays: list[np.ndarray], i: int, leaf: Leaf) -> np.ndarray:
+    def loss_at(shifted: np.ndarray) -> float:
+        leaves = [leaf(shifted if j == i else a, False) for j, a in enumerate(arrays)]
+        return weighted_loss(op, leaves).item()
+
+    grad = np.zeros_like(arrays[i])
+    for index in np.ndindex(arrays[i].shape):
+        plus, minus = arrays[i].copy(), arrays[i].copy()
+        plus[index] += EPS
+        minus[index] -= EPS
+        grad[index] = (loss_at(plus) - loss_at(minus)) / (2 * EPS)
+    return grad
+
+
+def check_gradients(
+    op: Callable, *arrays, leaf: Leaf = plain_leaf, requires: Sequence[bool] | None = None
+) -> None:
+    """Assert that backward through `op` matches central finite differences for every input.
+
+    `requires` says which inputs are leaves that require grad (all of them by default); the
+    others are constants, which must get no .grad.
+    """
+    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    requires = [True] * len(arrays) if requires is None else list(requires)
+    leaves = [leaf(a, r) for a, r in zip(arrays, requires, strict=True)]
+    loss = weighted_loss(op, leaves)
+    assert loss.dtype == torch.float64
+    loss.backward()
+    for i, (a, x) in enumerate(zip(arrays, leaves, strict=True)):
+        if not requires[i]:
+            assert x.grad is None, f"input {i} does not require grad but got one"
+            continue
+        assert x.grad is not None, f"input {i} got no gradient"
+        assert x.grad.dtype == torch.float64, f"input {i}: grad is {x.grad.dtype}"
+        assert tuple(x.grad.shape) == a.shape, f"input {i}: grad shape {tuple(x.grad.shape)}"
+        expected = numeric_gradient(op, arrays, i, leaf)
+        np.testing.assert_allclose(
+            x.grad.detach().numpy(), expected, rtol=RTOL, atol=ATOL, err_msg=f"input {i}"
+        )
+
+
+# ***** strategies *****
+
+
+def floats(low: float, high: float) -> st.SearchStrategy[float]:
+    return st.floats(low, high, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+ANY = floats(-3, 3)
+WIDE = floats(-5, 5)
+POSITIVE = floats(0.2, 3)
+# magnitudes in [0.2, 3] with either sign: far from the kink at 0
+NONZERO = st.tuples(POSITIVE, st.booleans()).map(lambda p: p[0] if p[1] else -p[0])
+# hundredths: two different values are at least 0.01 apart, so ties can't appear under eps
+GRID = st.integers(-300, 300).map(lambda k: k / 100)
+EVEN_GRID = st.integers(-150, 150).map(lambda k: k / 50)
+ODD_GRID = st.integers(-150, 149).map(lambda k: (2 * k + 1) / 100)
+
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
+SHAPES_1D_UP = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
+
+
+def arrays(shape, elements=ANY, unique: bool = False) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(np.float64, shape, elements=elements, unique=unique)
+
+
+def away_from(*points: float) -> st.SearchStrategy[float]:
+    return ANY.filter(lambda v: all(abs(v - p) > 1e-3 for p in points))
+
+
+@st.composite
+def shapes_broadcasting_to(draw, shape: tuple) -> tuple:
+    """A shape that broadcasts to `shape` without growing it: a suffix, some sizes made 1."""
+    suffix = shape[draw(st.integers(0, len(shape))) :]
+    return tuple(n if draw(st.booleans()) else 1 for n in suffix)
+
+
+# ***** pointwise, one input *****
+
+UNARY = {
+    "neg": (lambda x: -x, ANY),
+    "neg_method": (lambda x: x.neg(), ANY),
+    "pos": (lambda x: +x * 1.5, ANY),
+    "exp": (lambda x: x.exp(), ANY),
+    "torch.exp": (lambda x: torch.exp(x), ANY),
+    "log": (lambda x: x.log(), POSITIVE),
+    "sin": (lambda x: x.sin(), WIDE),
+    "cos": (lambda x: x.cos(), WIDE),
+    "tanh": (lambda x: x.tanh(), WIDE),
+    "sigmoid": (lambda x: x.sigmoid(), WIDE),
+    "F.sigmoid": (lambda x: F.sigmoid(x), WIDE),
+    "relu": (lambda x: x.relu(), NONZERO),
+    "F.relu": (lambda x: F.relu(x), NONZERO),
+    "nn.ReLU": (lambda x: nn.ReLU()(x), NONZERO),
+    "sqrt": (lambda x: x.sqrt(), POSITIVE),
+    "abs": (lambda x: x.abs(), NONZERO),
+    "builtin_abs": (lambda x: abs(x), NONZERO),
+    "clamp_min": (lambda x: x.clamp(min=-0.5), away_from(-0.5)),
+    "clamp_max": (lambda x: x.clamp(max=0.7), away_from(0.7)),
+    "clamp_both": (lambda x: x.clamp(-0.5, 0.7), away_from(-0.5, 0.7)),
+    "clip": (lambda x: x.clip(-1.25, 0.5), away_from(-1.25, 0.5)),
+    "clamp_min_method": (lambda x: x.clamp_min(0.25), away_from(0.25)),
+    "clamp_max_method": (lambda x: x.clamp_max(-0.25), away_from(-0.25)),
+    "reciprocal": (lambda x: x.reciprocal(), NONZERO),
+    "rtruediv": (lambda x: 2 / x, NONZERO),
+    "rsub": (lambda x: 2 - x, ANY),
+    "radd": (lambda x: 2 + x, ANY),
+    "rmul": (lambda x: 3 * x, ANY),
+    "add_number": (lambda x: x + 0.5, ANY),
+    "sub_number": (lambda x: x - 0.5, ANY),
+    "mul_number": (lambda x: x * -1.5, ANY),
+    "div_number": (lambda x: x / 4, ANY),
+    "pow_int": (lambda x: x**3, ANY),
+    "pow_square": (lambda x: x**2, ANY),
+    "pow_half": (lambda x: x**0.5, POSITIVE),
+    "pow_negative": (lambda x: x**-1.5, POSITIVE),
+    "pow_zero": (lambda x: x**0, ANY),
+    "pow_method": (lambda x: x.pow(2.5), POSITIVE),
+    "number_pow": (lambda x: 2**x, ANY),
+    "number_pow_fraction": (lambda x: 0.5**x, ANY),
+    "number_pow_float": (lambda x: 2.5**x, ANY),
+    "self_mul": (lambda x: x * x, ANY),
+    "self_add": (lambda x: x + x, ANY),
+    "self_div": (lambda x: (x + 4) / (x * x + 1), ANY),
+    "clone": (lambda x: x.clone(), ANY),
+    "composite": (lambda x: (x.sin() * x.exp() + 1).tanh() - x.sigmoid() * 3, ANY),
+}
+
+
+@pytest.mark.parametrize("name", UNARY)
+@SETTINGS
+@given(data=st.data())
+def test_unary(name, data):
+    op, elements = UNARY[name]
+    x = data.draw(arrays(SHAPES, elements), label="x")
+    check_gradients(op, x)
+
+
+def test_to_float64_sends_a_float32_grad_back():
+    x32 = np.random.default_rng(0).uniform(-2, 2, size=(2, 3)).astype(np.float32)
+    x = torch.tensor(x32, requires_grad=True)
+    y = x.to(torch.float64)
+    assert y.grad_fn.name() == "ToCopyBackward0" and y.dtype == torch.float64
+    w = weights((2, 3))
+    (y.exp() * torch.tensor(w, dtype=torch.float64)).sum().backward()
+    assert x.grad.dtype == torch.float32 and tuple(x.grad.shape) == (2, 3)
+    expected = (w * np.exp(x32.astype(np.float64))).astype(np.float32)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_to_float64_is_the_identity_for_gradients(x):
+    # a float64 leaf through .to(float64) is a no-op; .double() and .to(dtype=) must agree
+    check_gradients(lambda t: t.to(torch.float64) * 2, x)
+    check_gradients(lambda t: t.double().exp(), x)
+    check_gradients(lambda t: t.to(dtype=torch.float64).sin(), x)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_float32_round_trip_through_to(x):
+    # float64 leaf -> float32 -> float64: the float32 grad is cast back, values match w exactly
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    y = t.to(torch.float32).to(torch.float64)
+    w = weights(tuple(y.shape))
+    (y * torch.tensor(w, dtype=torch.float64)).sum().backward()
+    assert t.grad.dtype == torch.float64
+    np.testing.assert_allclose(t.grad.numpy(), w.astype(np.float32), rtol=0, atol=0)
+
+
+# ***** pointwise, two inputs, with broadcasting *****
+
+BINARY = {
+    "add": (lambda a, b: a + b, ANY, ANY),
+    "add_alpha": (lambda a, b: a.add(b, alpha=2.5), ANY, ANY),
+    "torch.add": (lambda a, b: torch.add(a, b), ANY, ANY),
+    "sub": (lambda a, b: a - b, ANY, ANY),
+    "sub_alpha": (lambda a, b: a.sub(b, alpha=-0.5), ANY, ANY),
+    "mul": (lambda a, b: a * b, ANY, ANY),
+    "torch.mul": (lambda a, b: torch.mul(a, b), ANY, ANY),
+    "div": (lambda a, b: a / b, ANY, NONZERO),
+    "div_method": (lambda a, b: a.div(b), ANY, NONZERO),
+    "pow_tensor": (lambda a, b: a**b, floats(0.5, 2.5), ANY),
+    "pow_tensor_method": (lambda a, b: a.pow(b), floats(0.5, 2.5), ANY),
+    "maximum": (lambda a, b: torch.maximum(a, b), EVEN_GRID, ODD_GRID),
+    "minimum": (lambda a, b: torch.minimum(a, b), EVEN_GRID, ODD_GRID),
+    "max_of_two": (lambda a, b: a.max(b), EVEN_GRID, ODD_GRID),
+    "min_of_two": (lambda a, b: a.min(b), EVEN_GRID, ODD_GRID),
+    "where": (lambda a, b: torch.where(a > b, a, b * 2), EVEN_GRID, ODD_GRID),
+}
+
+BROADCAST_PAIRS = [
+    ((3, 1), (1, 4)),
+    ((2, 3), (3,)),
+    ((3,), (2, 3)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((4, 1, 3), (2, 1)),
+    ((1,), (3, 3)),
+    ((2, 1, 4), (3, 1)),
+]
+
+
+@pytest.mark.parametrize("name", BINARY)
+@SETTINGS
+@given(data=st.data())
+def test_binary(name, data):
+    op, a_elements, b_elements = BINARY[name]
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4),
+        label="shapes",
+    ).input_shapes
+    a = data.draw(arrays(shapes[0], a_elements), label="a")
+    b = data.draw(arrays(shapes[1], b_elements), label="b")
+    check_gradients(op, a, b)
+    # and with only one side requiring grad: nodes save (and send back) only what is needed
+    check_gradients(op, a, b, requires=(True, False))
+    check_gradients(op, a, b, requires=(False, True))
+
+
+@pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=str)
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow_tensor", "maximum", "where"])
+def test_binary_broadcasting_is_undone(name, shapes):
+    op, _, _ = BINARY[name]
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0.5, 2.5, size=shapes[0])
+    b = rng.uniform(0.5, 2.5, size=shapes[1]) * rng.choice([-1, 1], size=shapes[1])
+    if name in ("maximum", "where"):
+        a, b = np.round(a, 1), np.round(b, 1) + 0.05  # never equal
+    check_gradients(op, a, b)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_broadcast_with_one_operand_not_requiring_grad(data):
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4)
+    ).input_shapes
+    b = torch.tensor(data.draw(arrays(shapes[1], NONZERO)), dtype=torch.float64)
+    check_gradients(lambda a: a * b + a / b - b, data.draw(arrays(shapes[0])))
+
+
+# remainder is piecewise linear in both inputs: keep a / b away from whole numbers, where it jumps
+QUOTIENT = st.tuples(st.integers(-3, 3), floats(0.05, 0.95)).map(lambda p: p[0] + p[1])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_remainder(data):
+    shape = data.draw(SHAPES, label="shape")
+    b_shape = data.draw(shapes_broadcasting_to(shape), label="b_shape")
+    b = data.draw(arrays(b_shape, NONZERO), label="b")
+    a = data.draw(arrays(shape, QUOTIENT), label="a / b") * b
+    check_gradients(lambda x, y: x % y, a, b)
+    check_gradients(lambda x, y: x.remainder(y), a, b, requires=(False, True))
+    number = data.draw(st.sampled_from([1.5, -0.75, 2]), label="number")
+    a = data.draw(arrays(shape, QUOTIENT), label="a / number") * number
+    check_gradients(lambda x: x % number, a)
+
+
+# ***** reductions *****
+
+
+def dims(shape) -> st.SearchStrategy[int]:
+    return st.integers(-len(shape), len(shape) - 1)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_sum_whole(x):
+    check_gradients(lambda t: t.sum(), x)
+    check_gradients(lambda t: torch.sum(t) * t, x)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_mean_whole(x):
+    check_gradients(lambda t: t.mean(), x)
+    check_gradients(lambda t: torch.mean(t) * t, x)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@SETTINGS
+@given(data=st.data())
+def test_sum_and_mean_along_a_dim(reduce, keepdim, data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    dim = data.draw(dims(x.shape), label="dim")
+    check_gradients(lambda t: getattr(t, reduce)(dim, keepdim=keepdim), x)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@SETTINGS
+@given(data=st.data())
+def test_sum_and_mean_along_several_dims(reduce, keepdim, data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    picked = data.draw(st.sets(dims(x.shape), min_size=1), label="dims")
+    picked = tuple({d % x.ndim: d for d in picked}.values())  # no dim twice
+    check_gradients(lambda t: getattr(t, reduce)(picked, keepdim=keepdim), x)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@SETTINGS
+@given(x=arrays(SHAPES, GRID, unique=True))
+def test_max_min_whole(reduce, x):
+    check_gradients(lambda t: getattr(t, reduce)(), x)
+    check_gradients(lambda t: getattr(torch, reduce)(t) - t, x)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@SETTINGS
+@given(data=st.data())
+def test_max_min_along_a_dim(reduce, keepdim, data):
+    x = data.draw(arrays(SHAPES_1D_UP, GRID, unique=True), label="x")
+    dim = data.draw(dims(x.shape), label="dim")
+    check_gradients(lambda t: getattr(t, reduce)(dim, keepdim=keepdim).values, x)
+    check_gradients(lambda t: getattr(t, reduce)(dim=dim, keepdim=keepdim)[0], x)
+    check_gradients(lambda t: getattr(torch, reduce)(t, dim, keepdim).values, x)
+
+
+def test_max_whole_shares_the_grad_among_ties():
+    x = torch.tensor([1.0, 3.0, 3.0, 2.0], dtype=torch.float64, requires_grad=True)
+    x.max().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0]
+
+
+# ***** matrix products *****
+
+MATMUL_SHAPES = {
+    "dot": ((4,), (4,)),
+    "mv": ((3, 4), (4,)),
+    "vecmat": ((4,), (4, 2)),
+    "mm": ((3, 4), (4, 2)),
+}
+
+
+@pytest.mark.parametrize("case", MATMUL_SHAPES)
+@SETTINGS
+@given(data=st.data())
+def test_matmul(case, data):
+    (a_shape, b_shape) = MATMUL_SHAPES[case]
+    n, k, m = (data.draw(st.integers(1, 4), label=s) for s in "nkm")
+    size = {3: n, 4: k, 2: m}
+    a = data.draw(arrays(tuple(size[s] for s in a_shape)), label="a")
+    b = data.draw(arrays(tuple(size[s] for s in b_shape)), label="b")
+    check_gradients(lambda x, y: x @ y, a, b)
+    check_gradients(lambda x, y: x @ y, a, b, requires=(True, False))
+    check_gradients(lambda x, y: x @ y, a, b, requires=(False, True))
+    check_gradients(lambda x, y: torch.matmul(x, y), a, b)
+    named = {"dot": "dot", "mv": "mv", "mm": "mm"}.get(case)
+    if named is not None:
+        check_gradients(lambda x, y: getattr(x, named)(y), a, b)
+        check_gradients(lambda x, y: getattr(torch, named)(x, y), a, b)
+
+
+# ***** shapes and views *****
+
+
+@SETTINGS
+@given(x=arrays(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=4)))
+def test_t(x):
+    check_gradients(lambda a: a.t(), x)
+    check_gradients(lambda a: a.t() * a.t().sum(), x)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_T(x):  # noqa: N802 - torch's name
+    check_gradients(lambda a: a.T, x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_transpose(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    d0, d1 = data.draw(dims(x.shape), label="dim0"), data.draw(dims(x.shape), label="dim1")
+    check_gradients(lambda a: a.transpose(d0, d1), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_permute(data):
+    x = data.draw(arrays(SHAPES), label="x")
+    order = data.draw(st.permutations(range(x.ndim)), label="dims")
+    check_gradients(lambda a: a.permute(*order), x)
+    check_gradients(lambda a: a.permute(order), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_reshape_and_view(data):
+    x = data.draw(arrays(SHAPES), label="x")
+    shape = tuple(data.draw(st.permutations(x.shape), label="shape"))
+    check_gradients(lambda a: a.reshape(shape), x)
+    check_gradients(lambda a: a.reshape(-1), x)
+    check_gradients(lambda a: a.view(shape), x)
+    check_gradients(lambda a: a.view(*shape, 1), x)
+    check_gradients(lambda a: a.view(-1).exp(), x)
+
+
+@SETTINGS
+@given(x=arrays(hnp.array_shapes(min_dims=2, max_dims=3, min_side=2, max_side=4)))
+def test_reshape_of_a_non_contiguous_tensor_copies(x):
+    # transpose makes the layout non-contiguous: reshape goes through clone + _unsafe_view
+    check_gradients(lambda a: a.transpose(0, 1).reshape(-1), x)
+    check_gradients(lambda a: a.T.flatten() * 2, x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_flatten(data):
+    x = data.draw(arrays(SHAPES), label="x")
+    check_gradients(lambda a: a.flatten(), x)
+    if x.ndim:
+        start = data.draw(st.integers(0, x.ndim - 1), label="start")
+        end = data.draw(st.integers(start, x.ndim - 1), label="end")
+        check_gradients(lambda a: a.flatten(start, end), x)
+        check_gradients(lambda a: torch.flatten(a, start_dim=start - x.ndim), x)
+
+
+SHAPES_WITH_ONES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=2)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_squeeze(data):
+    x = data.draw(arrays(SHAPES_WITH_ONES), label="x")
+    check_gradients(lambda a: a.squeeze(), x)
+    if x.ndim:
+        dim = data.draw(dims(x.shape), label="dim")
+        check_gradients(lambda a: a.squeeze(dim), x)
+        several = data.draw(st.sets(st.integers(0, x.ndim - 1), min_size=1), label="dims")
+        check_gradients(lambda a: a.squeeze(tuple(sorted(several))), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_unsqueeze(data):
+    x = data.draw(arrays(SHAPES), label="x")
+    dim = data.draw(st.integers(-x.ndim - 1, x.ndim), label="dim")
+    check_gradients(lambda a: a.unsqueeze(dim), x)
+    check_gradients(lambda a: torch.unsqueeze(a, dim).squeeze(dim), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_expand(data):
+    x = data.draw(arrays(SHAPES_WITH_ONES), label="x")
+    lead = data.draw(st.lists(st.integers(1, 3), max_size=2), label="leading")
+    sizes = [
+        data.draw(st.integers(1, 3)) if n == 1 else data.draw(st.sampled_from([n, -1]))
+        for n in x.shape
+    ]
+    target = tuple(lead) + tuple(sizes)
+    check_gradients(lambda a: a.expand(*target), x)
+    check_gradients(lambda a: a.expand(target) * 1.5, x)
+    shape = tuple(lead) + tuple(x.shape)
+    other = torch.zeros(shape, dtype=torch.float64)
+    check_gradients(lambda a: a.expand_as(other), x)
+
+
+# ***** indexing *****
+
+
+@SETTINGS
+@given(data=st.data())
+def test_index_int(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    i = data.draw(st.integers(-x.shape[0], x.shape[0] - 1), label="i")
+    check_gradients(lambda a: a[i], x)
+    if x.ndim >= 2:
+        j = data.draw(st.integers(0, x.shape[1] - 1), label="j")
+        check_gradients(lambda a: a[i, j], x)
+        check_gradients(lambda a: a[:, j], x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_index_slice_with_step(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    n = x.shape[0]
+    start = data.draw(st.none() | st.integers(-n - 1, n + 1), label="start")
+    stop = data.draw(st.none() | st.integers(-n - 1, n + 1), label="stop")
+    step = data.draw(st.none() | st.integers(1, 3), label="step")
+    check_gradients(lambda a: a[start:stop:step], x)
+    if x.ndim >= 2:
+        check_gradients(lambda a: a[:, ::2], x)
+        check_gradients(lambda a: a[start:stop:step, 1:], x)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_index_none_and_ellipsis(x):
+    check_gradients(lambda a: a[None], x)
+    check_gradients(lambda a: a[...], x)
+    check_gradients(lambda a: a[..., None], x)
+    if x.ndim:
+        check_gradients(lambda a: a[..., 0], x)
+        check_gradients(lambda a: a[None, ..., -1], x)
+        check_gradients(lambda a: a[:, None], x)
+        check_gradients(lambda a: a[:], x)
+        check_gradients(lambda a: a[:, ...] * a[..., :], x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_index_list_with_repeats(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    n = x.shape[0]
+    rows = data.draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=6), label="rows")
+    check_gradients(lambda a: a[rows], x)
+    check_gradients(lambda a: a[torch.tensor(rows)], x)
+    if x.ndim >= 2:
+        cols = data.draw(
+            st.lists(st.integers(0, x.shape[1] - 1), min_size=len(rows), max_size=len(rows))
+        )
+        check_gradients(lambda a: a[rows, cols], x)
+        check_gradients(lambda a: a[1:, cols], x)
+        last = [c % x.shape[-1] for c in cols]
+        check_gradients(lambda a: a[..., last], x)
+        check_gradients(lambda a: a[None, rows], x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_index_bool_mask(data):
+    x = data.draw(arrays(SHAPES_1D_UP, NONZERO), label="x")  # a > 0 must not flip under eps
+    mask = data.draw(hnp.arrays(np.bool_, x.shape), label="mask")
+    check_gradients(lambda a: a[torch.tensor(mask)], x)
+    check_gradients(lambda a: a[a > 0], x)
+    rows = data.draw(hnp.arrays(np.bool_, x.shape[:1]), label="rows")
+    check_gradients(lambda a: a[torch.tensor(rows)], x)
+
+
+# ***** several outputs or several inputs *****
+
+
+@SETTINGS
+@given(data=st.data())
+def test_unbind_and_iteration(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    dim = data.draw(dims(x.shape), label="dim")
+    check_gradients(lambda a: torch.stack([p * (i + 1) for i, p in enumerate(a)]), x)
+    check_gradients(lambda a: torch.stack([p.exp() * i for i, p in enumerate(a.unbind(dim))]), x)
+    check_gradients(lambda a: a.unbind(dim)[-1], x)  # the other outputs get zeros
+    check_gradients(lambda a: torch.unbind(a)[0] * 2, x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_stack(data):
+    shape = data.draw(SHAPES, label="shape")
+    count = data.draw(st.integers(1, 3), label="count")
+    parts = [data.draw(arrays(shape), label=f"x{i}") for i in range(count)]
+    dim = data.draw(st.integers(-len(shape) - 1, len(shape)), label="dim")
+    check_gradients(lambda *ts: torch.stack(ts, dim), *parts)
+    check_gradients(
+        lambda *ts: torch.stack([t * (i + 1) for i, t in enumerate(ts)], dim=dim), *parts
+    )
+
+
+@SETTINGS
+@given(data=st.data())
+def test_cat(data):
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    dim = data.draw(dims(shape), label="dim")
+    count = data.draw(st.integers(1, 3), label="count")
+    parts = []
+    for i in range(count):
+        size = list(shape)
+        size[dim] = data.draw(st.integers(1, 3), label=f"size{i}")
+        parts.append(data.draw(arrays(tuple(size)), label=f"x{i}"))
+    check_gradients(lambda *ts: torch.cat(ts, dim), *parts)
+    check_gradients(lambda *ts: torch.cat([t.exp() for t in ts], dim=dim), *parts)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_where(data):
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=4),
+        label="shapes",
+    ).input_shapes
+    condition = torch.tensor(data.draw(hnp.arrays(np.bool_, shapes[0]), label="condition"))
+    a = data.draw(arrays(shapes[1]), label="a")
+    b = data.draw(arrays(shapes[2]), label="b")
+    check_gradients(lambda x, y: torch.where(condition, x, y), a, b)
+    check_gradients(lambda x: torch.where(condition, x, 0.0), a)
+    check_gradients(lambda y: torch.where(condition, 1.5, y), b)
+
+
+# ***** softmax and losses *****
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@SETTINGS
+@given(data=st.data())
+def test_softmax_and_log_softmax(name, data):
+    x = data.draw(arrays(SHAPES, WIDE), label="x")
+    dim = data.draw(st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1), label="dim")
+    check_gradients(lambda a: getattr(a, name)(dim), x)
+    check_gradients(lambda a: getattr(F, name)(a, dim=dim), x)
+    check_gradients(lambda a: getattr(torch, name)(a, dim), x)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@SETTINGS
+@given(data=st.data())
+def test_mse_loss(reduction, data):
+    shape = data.draw(SHAPES, label="shape")
+    x, y = data.draw(arrays(shape), label="input"), data.draw(arrays(shape), label="target")
+    check_gradients(lambda a, b: F.mse_loss(a, b, reduction=reduction), x, y)
+    target = torch.tensor(y, dtype=torch.float64)
+    check_gradients(lambda a: nn.MSELoss(reduction=reduction)(a, target), x)
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size")
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@SETTINGS
+@given(data=st.data())
+def test_mse_loss_with_a_broadcast_target(reduction, data):
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4),
+        label="shapes",
+    ).input_shapes
+    x, y = data.draw(arrays(shapes[0]), label="input"), data.draw(arrays(shapes[1]))
+    check_gradients(lambda a, b: F.mse_loss(a, b, reduction=reduction), x, y)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@SETTINGS
+@given(data=st.data())
+def test_cross_entropy(reduction, data):
+    batch = data.draw(st.integers(1, 4), label="batch")
+    classes = data.draw(st.integers(1, 4), label="classes")
+    logits = data.draw(arrays((batch, classes), WIDE), label="logits")
+    labels = data.draw(st.lists(st.integers(0, classes - 1), min_size=batch, max_size=batch))
+    target = torch.tensor(labels, dtype=torch.int64)
+    check_gradients(lambda a: F.cross_entropy(a, target, reduction=reduction), logits)
+    check_gradients(lambda a: nn.CrossEntropyLoss(reduction=reduction)(a, target), logits)
+    check_gradients(
+        lambda a: F.nll_loss(F.log_softmax(a, dim=1), target, reduction=reduction), logits
+    )
+    # one unbatched sample: (C,) logits and a 0-dim target
+    single = torch.tensor(labels[0], dtype=torch.int64)
+    check_gradients(lambda a: F.cross_entropy(a, single, reduction=reduction), logits[0])
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@SETTINGS
+@given(data=st.data())
+def test_linear(batched, bias, data):
+    n_in, n_out = data.draw(st.integers(1, 4), label="in"), data.draw(st.integers(1, 4))
+    shape = (data.draw(st.integers(1, 4), label="batch"), n_in) if batched else (n_in,)
+    x = data.draw(arrays(shape), label="input")
+    weight = data.draw(arrays((n_out, n_in)), label="weight")
+    bias_values = data.draw(arrays((n_out,)), label="bias")
+
+    def layer(inp, w, b=None):
+        module = nn.Linear(n_in, n_out, bias=bias)
+        module.weight = w
+        if bias:
+            module.bias = b
+        return module(inp)
+
+    params = (x, weight, bias_values) if bias else (x, weight)
+    check_gradients(layer, *params, leaf=param_leaf)
+    # the usual case: a data batch that doesn't require grad, and frozen weights
+    check_gradients(layer, *params, leaf=param_leaf, requires=(False, *[True] * len(params[1:])))
+    check_gradients(layer, *params, leaf=param_leaf, requires=(True, *[False] * len(params[1:])))
+
+
+# ***** in-place ops on a non-leaf *****
+
+
+def _in_place(method: str, *args, **kwargs) -> Callable:
+    def op(a, b=None):
+        y = a * 1  # a non-leaf copy to write into
+        other = () if b is None else (b,)
+        getattr(y, method)(*other, *args, **kwargs)
+        return y
+
+    return op
+
+
+IN_PLACE_WITH_TENSOR = {
+    "add_": (_in_place("add_"), ANY),
+    "add_alpha": (_in_place("add_", alpha=-2), ANY),
+    "sub_": (_in_place("sub_"), ANY),
+    "mul_": (_in_place("mul_"), ANY),
+    "div_": (_in_place("div_"), NONZERO),
+    "copy_": (_in_place("copy_"), ANY),
+}
+
+IN_PLACE_ALONE = {
+    "add_number": (_in_place("add_", 2.5), ANY),
+    "mul_number": (_in_place("mul_", -3), ANY),
+    "div_number": (_in_place("div_", 4), ANY),
+    "neg_": (_in_place("neg_"), ANY),
+    "clamp_": (_in_place("clamp_", -0.5, 0.7), away_from(-0.5, 0.7)),
+    "zero_": (_in_place("zero_"), ANY),
+    "fill_": (_in_place("fill_", 1.5), ANY),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE_WITH_TENSOR)
+@SETTINGS
+@given(data=st.data())
+def test_in_place_with_a_tensor(name, data):
+    op, b_elements = IN_PLACE_WITH_TENSOR[name]
+    shape = data.draw(SHAPES, label="shape")
+    # the operand may be broadcast, the tensor written into may not
+    b_shape = data.draw(shapes_broadcasting_to(shape), label="b_shape")
+    a = data.draw(arrays(shape), label="a")
+    b = data.draw(arrays(b_shape, b_elements), label="b")
+    check_gradients(op, a, b)
+    check_gradients(op, a, b, requires=(True, False))
+    check_gradients(op, a, b, requires=(False, True))
+
+
+@pytest.mark.parametrize("name", IN_PLACE_ALONE)
+@SETTINGS
+@given(data=st.data())
+def test_in_place(name, data):
+    op, elements = IN_PLACE_ALONE[name]
+    check_gradients(op, data.draw(arrays(SHAPES, elements), label="x"))
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_augmented_assignment(x):
+    def op(a):
+        y = a.sin()  # sin saves its input, not its result: writing into y is allowed
+        y += 1
+        y *= a
+        y -= 2
+        y /= 3
+        return y
+
+    check_gradients(op, x)
+
+
+# ***** float32: one smoke test per family *****
+
+
+def _smoke_binary(a, b):
+    return (a + b) * (a - b) / (b * b + 1) + a.abs() ** 1.5 + torch.maximum(a, b)
+
+
+def _smoke_unary(a):
+    return (
+        a.exp()
+        + a.sin() * a.cos()
+        + a.tanh()
+        + a.sigmoid()
+        + (a * a + 1).log().sqrt()
+        - 2 / (a.abs() + 1)
+    )
+
+
+def _smoke_kinks(a):
+    return a.relu() + a.clamp(-0.5, 0.5) + a.clamp(min=0.1) + a.abs()
+
+
+def _smoke_reductions(a):
+    return a.sum(0) + a.mean(1, keepdim=True) + a.max() + a.min(0).values + a.sum() * a.mean()
+
+
+def _smoke_shapes(a):
+    return (
+        a.t()
+        .reshape(4, 3)
+        .T.flatten()
+        .view(2, 6)
+        .unsqueeze(0)
+        .squeeze()
+        .transpose(0, 1)
+        .permute(1, 0)
+        .expand(2, 2, 6)
+    )
+
+
+def _smoke_indexing(a):
+    return torch.cat(
+        [a[1], a[:, ::2].flatten(), a[None, ..., 0].flatten(), a[[0, 0, 2]].flatten(), a[a > 0]]
+    )
+
+
+def _smoke_joining(a):
+    parts = [p * (i + 1) for i, p in enumerate(a)]
+    return torch.stack(parts, 1) + torch.where(a > 0, a, a * 2).T.sum()
+
+
+def _smoke_matmul(a):
+    v = a[:, 0]
+    return torch.cat([(a @ a.t()).flatten(), a.t() @ v, v @ a, (v @ v).unsqueeze(0)])
+
+
+def _smoke_softmax(a):
+    return a.softmax(1) + a.log_softmax(0)
+
+
+def _smoke_losses(a):
+    target = torch.tensor([0, 2, 1], dtype=torch.int64)
+    return torch.stack(
+        [
+            F.cross_entropy(a, target),
+            F.mse_loss(a, a.detach() * 0.5),
+            F.cross_entropy(a, target, reduction="sum"),
+        ]
+    )
+
+
+SMOKE = {
+    "binary": _smoke_binary,
+    "unary": _smoke_unary,
+    "kinks": _smoke_kinks,
+    "reductions": _smoke_reductions,
+    "shapes": _smoke_shapes,
+    "indexing": _smoke_indexing,
+    "joining": _smoke_joining,
+    "matmul": _smoke_matmul,
+    "softmax": _smoke_softmax,
+    "losses": _smoke_losses,
+}
+
+
+@pytest.mark.parametrize("family", SMOKE)
+def test_float32_grads_stay_float32(family):
+    op = SMOKE[family]
+    values = np.random.default_rng(3).uniform(-2, 2, size=(3, 4))
+    if family == "binary":
+        b32 = torch.tensor(values[0] + 0.05, dtype=torch.float32, requires_grad=True)
+        leaves = [torch.tensor(values, dtype=torch.float32, requires_grad=True), b32]
+    else:
+        leaves = [torch.tensor(values, dtype=torch.float32, requires_grad=True)]
+    out = op(*leaves)
+    assert out.dtype == torch.float32
+    (out * torch.tensor(weights(tuple(out.shape)), dtype=torch.float32)).sum().backward()
+    for leaf in leaves:
+        assert leaf.grad.dtype == torch.float32
+        assert leaf.grad.shape == leaf.shape
+        assert np.isfinite(leaf.grad.numpy()).all()
+
+    # and they agree with the same computation in float64
+    leaves64 = [
+        torch.tensor(t.detach().numpy(), dtype=torch.float64, requires_grad=True) for t in leaves
+    ]
+    with_64 = op(*leaves64)
+    (with_64 * torch.tensor(weights(tuple(with_64.shape)), dtype=torch.float64)).sum().backward()
+    for leaf, leaf64 in zip(leaves, leaves64, strict=True):
+        np.testing.assert_allclose(leaf.grad.numpy(), leaf64.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_float32_linear():
+    torch.manual_seed(0)
+    layer = nn.Linear(4, 2)
+    x = torch.tensor(np.random.default_rng(5).uniform(-2, 2, (3, 4)), dtype=torch.float32)
+    x.requires_grad_()
+    out = layer(x) + layer(x[0])  # batched (addmm) and one sample (1-D input)
+    assert out.dtype == torch.float32
+    (out * torch.tensor(weights((3, 2)), dtype=torch.float32)).sum().backward()
+    for leaf in (x, layer.weight, layer.bias):
+        assert leaf.grad.dtype == torch.float32 and leaf.grad.shape == leaf.shape
+    w = weights((3, 2)).astype(np.float32)
+    np.testing.assert_allclose(layer.bias.grad.numpy(), w.sum(0) + w.sum(0), rtol=1e-5)
+    inputs = x.detach().numpy()
+    expected_weight = w.T @ inputs + np.outer(w.sum(0), inputs[0])
+    np.testing.assert_allclose(layer.weight.grad.numpy(), expected_weight, rtol=1e-4, atol=1e-5)
+
+
+def test_float32_mixed_with_float64_sends_each_leaf_its_own_dtype():
+    a = torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float32, requires_grad=True)
+    b = torch.tensor([[0.5], [2.0]], dtype=torch.float64, requires_grad=True)
+    out = a * b
+    assert out.dtype == torch.float64
+    out.sum().backward()
+    assert a.grad.dtype == torch.float32 and tuple(a.grad.shape) == (1, 3)
+    assert b.grad.dtype == torch.float64 and tuple(b.grad.shape) == (2, 1)
+    np.testing.assert_allclose(a.grad.numpy(), [[2.5, 2.5, 2.5]])
+    np.testing.assert_allclose(b.grad.numpy(), [[6.0], [6.0]])
+
+
+def test_float32_zero_dim_with_matrix():
+    s = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)  # 0-dim doesn't promote
+    m = torch.ones(2, 3, requires_grad=True)
+    out = m * s
+    assert out.dtype == torch.float32
+    out.sum().backward()
+    assert m.grad.dtype == torch.float32 and s.grad.dtype == torch.float64
+    assert tuple(s.grad.shape) == () and s.grad.item() == 6.0
+
+
+# ***** the backward engine itself *****
+
+
+def test_a_100000_op_chain_backpropagates_without_recursion():
+    limit = sys.getrecursionlimit()
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y + x
+    y.sum().backward()
+    assert sys.getrecursionlimit() == limit  # no cheating by raising it
+    assert x.grad.tolist() == [100_001.0, 100_001.0]
+    del y  # dropping the deep graph must not recurse either
+
+
+def test_a_100000_op_mul_chain_backpropagates():
+    x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    y = x
+    for _ in range(50_000):  # two ops a step
+        y = y * 1.0000001 + 0
+    y.backward()
+    np.testing.assert_allclose(x.grad.item(), 1.0000001**50_000, rtol=1e-9)
+    del y
+
+
+def test_grads_accumulate_over_two_backward_calls():
+    w = weights((2, 3))
+    x = torch.tensor(np.arange(6.0).reshape(2, 3) / 3, dtype=torch.float64, requires_grad=True)
+    y = (x.exp() * torch.tensor(w, dtype=torch.float64)).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    np.testing.assert_allclose(first, w * np.exp(x.detach().numpy()))
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_grads_accumulate_over_separate_graphs():
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3 + 2.0, 3 - 4.0])
+
+
+# ***** the checker must itself catch a wrong backward *****
+
+
+def test_the_checker_catches_a_wrong_gradient(monkeypatch):
+    from engine import functions as fn
+
+    monkeypatch.setattr(fn.SinBackward0, "backward", lambda self, grad: (grad,))
+    with pytest.raises(AssertionError):
+        check_gradients(lambda a: a.sin(), np.array([0.3, 1.2, -0.7]))
