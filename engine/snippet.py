@@ -1,0 +1,94 @@
+"""Running a user's snippet with `import torch` resolving to the engine.
+
+The tracer runs snippets through here, and so do the benchmarks (untraced), so both see the same
+globals, the same imports and the same starting state.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+from collections.abc import Callable
+from types import CodeType, ModuleType
+
+from engine import grad_mode
+from engine import random as rng
+
+SNIPPET_FILENAME = "<snippet>"
+
+# An unseeded PyTorch process starts from a random seed, so no choice matches it; 0 is what
+# tools/record_goldens.py seeds real PyTorch with, so an unseeded snippet draws the same numbers
+# here as in the recorded goldens.
+SEED = 0
+
+# What `import torch...` means inside a snippet.
+TORCH_MODULES = {
+    "torch": "engine",
+    "torch.nn": "engine.nn",
+    "torch.nn.functional": "engine.nn.functional",
+    "torch.optim": "engine.optim",
+    "torch.autograd": "engine.autograd",
+}
+
+Importer = Callable[..., ModuleType]
+
+
+def compile_snippet(code: str) -> CodeType:
+    """Compile with the filename the tracer looks for on the stack."""
+    return compile(code, SNIPPET_FILENAME, "exec", dont_inherit=True)
+
+
+def make_import(importer: Importer | None = None) -> Importer:
+    """An `__import__` that maps torch to the engine and hands every other name to `importer`."""
+    fallback = importer or builtins.__import__
+    modules = {name: importlib.import_module(target) for name, target in TORCH_MODULES.items()}
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if level == 0 and (name == "torch" or name.startswith("torch.")):
+            module = modules.get(name) or _submodule(modules["torch"], name)
+            # `import torch.nn` binds the top package; `from torch.nn import X` wants torch.nn
+            return module if fromlist else modules["torch"]
+        return fallback(name, globals, locals, fromlist, level)
+
+    return __import__
+
+
+def _submodule(torch: ModuleType, name: str) -> ModuleType:
+    """torch.fft and friends: the engine's own error says whether PyTorch has it at all."""
+    found = torch
+    for part in name.split(".")[1:]:
+        found = getattr(found, part)
+    if not isinstance(found, ModuleType):
+        raise ModuleNotFoundError(f"No module named '{name}'")
+    return found
+
+
+def snippet_globals(
+    importer: Importer | None = None, print_function: Callable | None = None
+) -> dict:
+    """Fresh globals for one run: `__main__`, our import, and optionally a replaced print."""
+    namespace = dict(vars(builtins))
+    namespace["__import__"] = make_import(importer)
+    if print_function is not None:
+        namespace["print"] = print_function
+    return {"__name__": "__main__", "__builtins__": namespace}
+
+
+def reset_engine_state() -> None:
+    """Start every run alike: grad mode on, the default generator seeded with SEED."""
+    grad_mode.state.enabled = True
+    rng.default_generator.manual_seed(SEED)
+
+
+def run_snippet(
+    code: str, *, importer: Importer | None = None, print_function: Callable | None = None
+) -> dict:
+    """Run `code` untraced and return its globals. Exceptions propagate."""
+    compiled = compile_snippet(code)
+    namespace = snippet_globals(importer, print_function)
+    reset_engine_state()
+    try:
+        exec(compiled, namespace)
+    finally:
+        grad_mode.state.enabled = True
+    return namespace

@@ -1,0 +1,704 @@
+"""The Tracer: records what the engine does while a snippet runs, as a trace.
+
+The trace is plain JSON, the contract between the engine and the rest of gradtrace; its shape is
+described in docs/trace-format.md and fixed by docs/trace.schema.json. The engine calls the
+`on_*` hooks below through `engine.tracing.current`; `trace_snippet` runs a snippet under a
+Tracer and returns the trace.
+
+Where things happened comes from the snippet's own frame: the instruction it is executing maps,
+through `co_positions()`, to the exact columns of the sub-expression (so `a*b + a` gives two
+spans on one line). Names come from the snippet's variables, looked at whenever the snippet has
+moved on to another instruction since the last look.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import re
+import sys
+import warnings
+from collections.abc import Callable
+from types import CodeType
+
+import numpy as np
+
+from engine import grad_mode, tracing
+from engine.graph import AccumulateGrad, Node
+from engine.nn.modules import Module
+from engine.snippet import (
+    SNIPPET_FILENAME,
+    Importer,
+    compile_snippet,
+    reset_engine_state,
+    snippet_globals,
+)
+from engine.tensor import Tensor
+from engine.trace_values import ValueTable, dtype_name
+
+TRACE_VERSION = 1
+DEFAULT_MAX_EVENTS = 20_000
+LABEL_LIMIT = 40  # longest expression kept as a label, in characters
+LIST_LIMIT = 16  # tensors in lists and tuples up to this long are labelled xs[0], xs[1], ...
+
+# Each Tracer stamps ids with its own generation, so a tensor that outlived an earlier trace in
+# the same process is never mistaken for one of this trace's.
+_generations = itertools.count(1)
+
+# `<MulBackward0 object at 0x7f...>`: addresses differ per run; traces must not.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
+class Truncated(BaseException):
+    """Raised out of a hook once the event cap is reached, to end the run there.
+
+    A BaseException, so that a snippet's `except Exception:` does not swallow it.
+    """
+
+
+class Tracer:
+    """Collects tensors, nodes and events while installed as `engine.tracing.current`.
+
+    `trace_snippet` is the usual way in. By hand: `with Tracer(code) as tracer:` run code
+    compiled with the filename "<snippet>", then `tracer.finish(its_globals)` and
+    `tracer.trace()`.
+    """
+
+    def __init__(self, code: str = "", *, max_events: int = DEFAULT_MAX_EVENTS) -> None:
+        self.code = code
+        self.max_events = max_events
+        self.tensors: dict[str, dict] = {}
+        self.nodes: dict[str, dict] = {}
+        self.events: list[dict] = []
+        self.truncated = False
+        self.outcome: dict = {"status": "ok"}
+        self.top_code: CodeType | None = None  # the snippet's module code, when known
+        self._generation = next(_generations)
+        self._tensor_count = 0
+        self._node_count = 0
+        self._stdout: list[str] = []
+        self._stderr: list[str] = []
+        self._lines = code.splitlines()
+        self._positions: dict[CodeType, list] = {}
+        self._expressions: dict[tuple, str] = {}
+        self._named: set[str] = set()  # tensors labelled with a name rather than an expression
+        self._seen_modules: dict[int, tuple] = {}  # id -> (module, #parameters, #children)
+        self._top_frame = None
+        self._where_frame = None
+        self._where_call = None
+        self._where_lasti = -1
+        self._where_span: list | None = None
+        self._values = ValueTable()
+        self._backward_handles: dict[int, tuple] = {}  # id(array) -> (array, handle)
+        self._backward_span: list | None = None  # what a backward() does happens at its call
+        self._addresses: dict[str, str] = {}
+        self._previous = None
+
+    # ***** installing *****
+
+    def __enter__(self) -> Tracer:
+        self._previous = tracing.current
+        tracing.current = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        tracing.current = self._previous
+        self._where_frame = self._where_call = self._top_frame = None
+
+    def trace(self) -> dict:
+        """The trace as a JSON-ready dict (strict JSON: no nan or inf anywhere)."""
+        self._values.resolve()
+        return {
+            "version": TRACE_VERSION,
+            "code": self.code,
+            "tensors": self.tensors,
+            "nodes": self.nodes,
+            "events": self.events,
+            "stdout": "".join(self._stdout),
+            "stderr": "".join(self._stderr),
+            "outcome": self.outcome,
+            "limits": {"truncated": self.truncated, "max_events": self.max_events},
+        }
+
+    # ***** hooks the engine calls *****
+
+    def on_tensor(self, t: Tensor, op: str, inputs: tuple) -> None:
+        span = self._where()
+        ids = self._input_ids(inputs, span)
+        seq = self._seq()
+        tid = self._add_tensor(t, seq, span)
+        self.events.append(
+            {"seq": seq, "kind": "tensor", "tensor": tid, "op": op, "inputs": ids, "span": span}
+        )
+
+    def on_op(self, node: Node, outs: tuple, inputs: tuple, recorded: bool) -> None:
+        span = self._where()
+        ids = self._input_ids(inputs, span)
+        seq = self._seq()
+        node_id = self._add_node(node, seq, ids) if recorded else None
+        out_ids = [self._add_tensor(t, seq, span) for t in outs]
+        if node_id is not None:
+            self.nodes[node_id]["outputs"] = out_ids
+        self.events.append(
+            {
+                "seq": seq,
+                "kind": "op",
+                "name": node.name(),
+                "node": node_id,
+                "inputs": ids,
+                "outputs": out_ids,
+                "span": span,
+            }
+        )
+
+    def on_inplace(
+        self, target: Tensor, node: Node | None, inputs: tuple, recorded: bool, op=None
+    ) -> None:
+        span = self._where()
+        ids = self._input_ids(inputs, span)
+        target_id = self._ensure(target, span)
+        seq = self._seq()
+        node_id = None
+        if recorded:
+            node_id = self._add_node(node, seq, ids)
+            self.nodes[node_id]["outputs"] = [target_id]
+        event = {
+            "seq": seq,
+            "kind": "inplace",
+            "tensor": target_id,
+            "name": op if op is not None else node.name(),
+            "node": node_id,
+            "inputs": ids,
+            "version": target._version_counter.value,
+            "value": None,
+            "span": span,
+        }
+        self._values.put(event, "value", target._array)
+        self.events.append(event)
+
+    def on_grad_mode(self, enabled: bool) -> None:
+        span = self._where()
+        seq = self._seq()
+        self.events.append({"seq": seq, "kind": "grad_mode", "enabled": enabled, "span": span})
+
+    def on_retain_grad(self, t: Tensor) -> None:
+        span = self._where()
+        tid = self._ensure(t, span)
+        seq = self._seq()
+        self.events.append(
+            {"seq": seq, "kind": "retain_grad", "tensor": tid, "captured": False, "span": span}
+        )
+
+    def on_backward_begin(self, tensors, root_grads, keep_graph: bool) -> None:
+        span = self._backward_span = self._where()
+        ids = [self._ensure(t, span) for t in tensors]
+        seq = self._seq()
+        self._backward_handles = {}
+        self.events.append(
+            {
+                "seq": seq,
+                "kind": "backward_begin",
+                "roots": ids,
+                "grads": self._grad_list(root_grads),
+                "retain_graph": keep_graph,
+                "span": span,
+            }
+        )
+
+    def on_node_backward(self, node: Node, grads_out, grad_inputs, sources) -> None:
+        span = self._backward_where()
+        seq = self._seq()
+        self.events.append(
+            {
+                "seq": seq,
+                "kind": "node_backward",
+                "node": self._node_id(node, seq),
+                "grad_outputs": self._grad_list(grads_out),
+                "grad_inputs": self._grad_list(grad_inputs),
+                "sources": self._sources(sources, seq),
+                "span": span,
+            }
+        )
+
+    def on_accumulate(self, leaf: Tensor, contribution, total, sources) -> None:
+        span = self._backward_where()
+        leaf_id = self._ensure(leaf, span)
+        seq = self._seq()
+        if self._tid(leaf._grad) is None and np.array_equal(total, contribution):
+            # a new .grad: the engine copied the contribution
+            total_handle = self._grad_handle(contribution)
+        else:  # the running total, changed in place since: a snapshot of its own
+            total_handle = self._values.add(total)
+        grad_id = self._grad_tensor(leaf, leaf_id, seq, span, total_handle)
+        event = {
+            "seq": seq,
+            "kind": "accumulate",
+            "tensor": leaf_id,
+            "node": self._node_id(leaf._accumulator, seq),
+            "contribution": None,
+            "grad": None,
+            "grad_tensor": grad_id,
+            "sources": self._sources(sources, seq),
+            "span": span,
+        }
+        self._put_grad(event, "contribution", contribution)
+        self._values.place(event, "grad", total_handle)
+        self.events.append(event)
+
+    def on_retained_grad(self, t: Tensor, g) -> None:
+        span = self._backward_where()
+        tid = self._ensure(t, span)
+        seq = self._seq()
+        handle = self._values.add(t._grad._array)
+        grad_id = self._grad_tensor(t, tid, seq, span, handle)
+        event = {
+            "seq": seq,
+            "kind": "retain_grad",
+            "tensor": tid,
+            "captured": True,
+            "grad": None,
+            "grad_tensor": grad_id,
+            "span": span,
+        }
+        self._values.place(event, "grad", handle)
+        self.events.append(event)
+
+    def on_backward_end(self, freed_nodes: list, keep_graph: bool) -> None:
+        if freed_nodes:
+            seq = self._seq()
+            self.events.append(
+                {
+                    "seq": seq,
+                    "kind": "free",
+                    "nodes": [self._node_id(node, seq) for node in freed_nodes],
+                    "span": self._backward_where(),
+                }
+            )
+        seq = self._seq()
+        self.events.append(
+            {
+                "seq": seq,
+                "kind": "backward_end",
+                "retain_graph": keep_graph,
+                "span": self._backward_where(),
+            }
+        )
+        self._backward_handles = {}
+
+    # ***** what the snippet prints, warns and raises *****
+
+    def print(self, *args, sep=" ", end="\n", file=None, flush=False) -> None:
+        """The snippet's `print`: the text goes into the trace, one event per call."""
+        if file is not None and file is not sys.stdout:
+            print(*args, sep=sep, end=end, file=file, flush=flush)
+            return
+        buffer = io.StringIO()
+        print(*args, sep=sep, end=end, file=buffer)
+        self.on_output(buffer.getvalue())
+
+    def on_output(self, text: str) -> None:
+        if not text:
+            return
+        if " at 0x" in text:
+            text = _ADDRESS.sub(self._stable_address, text)
+        span = self._where()
+        seq = self._seq()
+        self._stdout.append(text)
+        self.events.append({"seq": seq, "kind": "print", "text": text, "span": span})
+
+    def on_error_output(self, text: str) -> None:
+        """Text written to sys.stderr: kept in the trace's stderr, with no event."""
+        self._stderr.append(text)
+
+    def show_warning(self, message, category, filename, lineno, file=None, line=None) -> None:
+        """Stands in for warnings.showwarning: the text goes to the trace's stderr."""
+        if line is None and filename == SNIPPET_FILENAME and 0 < lineno <= len(self._lines):
+            line = self._lines[lineno - 1]
+        self.on_error_output(warnings.formatwarning(message, category, filename, lineno, line))
+
+    def on_error(self, error: BaseException) -> None:
+        """An exception the snippet did not catch: an `error` event and the outcome."""
+        if isinstance(error, SyntaxError) and error.filename == SNIPPET_FILENAME:
+            message, span = error.msg, _syntax_error_span(error)
+        else:
+            message, span = str(error), self._traceback_span(error.__traceback__)
+        if " at 0x" in message:
+            message = _ADDRESS.sub(self._stable_address, message)
+        kind = type(error).__name__
+        self.outcome = {"status": "error", "type": kind, "message": message, "span": span}
+        with contextlib.suppress(Truncated):
+            seq = self._seq()
+            self.events.append(
+                {"seq": seq, "kind": "error", "type": kind, "message": message, "span": span}
+            )
+
+    def finish(self, namespace: dict | None) -> None:
+        """Last labels from the snippet's globals, once it has stopped."""
+        self._where_frame = self._where_call = self._top_frame = None
+        if namespace is not None:
+            self._seen_modules = {}  # look again: parameters may have been added since
+            self._relabel(namespace)
+
+    # ***** ids *****
+
+    def _seq(self) -> int:
+        """The next event's number; past the cap, stop the run instead."""
+        seq = len(self.events)
+        if seq >= self.max_events:
+            self.truncated = True
+            raise Truncated
+        return seq
+
+    def _tid(self, t: Tensor) -> str | None:
+        stamp = t._trace_id
+        if stamp is not None and stamp[0] == self._generation:
+            return stamp[1]
+        return None
+
+    def _ensure(self, t: Tensor, span) -> str:
+        """The tensor's id; one the engine made without telling us gets a `tensor` event now."""
+        stamp = t._trace_id
+        if stamp is not None and stamp[0] == self._generation:
+            tid = stamp[1]
+            record = self.tensors[tid]
+            if record["requires_grad"] != t._requires_grad:
+                record["requires_grad"] = t._requires_grad  # requires_grad_() after creation
+            return tid
+        seq = self._seq()
+        tid = self._add_tensor(t, seq, span)
+        self.events.append(
+            {"seq": seq, "kind": "tensor", "tensor": tid, "op": None, "inputs": [], "span": span}
+        )
+        return tid
+
+    def _input_ids(self, inputs: tuple, span) -> list:
+        return [self._ensure(x, span) if isinstance(x, Tensor) else None for x in inputs]
+
+    def _add_tensor(self, t: Tensor, seq: int, span, label=None, handle=None) -> str:
+        self._tensor_count += 1
+        tid = f"t{self._tensor_count}"
+        t._trace_id = (self._generation, tid)
+        grad_fn = t.grad_fn
+        record = self.tensors[tid] = {
+            "label": label if label is not None else self._expression(span),
+            "shape": list(t._array.shape),
+            "dtype": dtype_name(t._array.dtype),
+            "requires_grad": t._requires_grad,
+            "is_leaf": grad_fn is None,
+            "grad_fn": None if grad_fn is None else self._node_id(grad_fn, seq),
+            "value": None,
+            "created": seq,
+        }
+        if handle is None:
+            handle = self._values.add(t._array)
+        self._values.place(record, "value", handle)
+        return tid
+
+    def _grad_tensor(self, owner: Tensor, owner_id: str, seq: int, span, handle) -> str:
+        """The id of owner.grad, registered (as `<owner>.grad`) the first time it is seen."""
+        grad = owner._grad
+        grad_id = self._tid(grad)
+        if grad_id is None:
+            label = self.tensors[owner_id]["label"] + ".grad"
+            grad_id = self._add_tensor(grad, seq, span, label=label, handle=handle)
+            self._named.add(grad_id)
+        return grad_id
+
+    def _node_id(self, node: Node | None, seq: int) -> str | None:
+        if node is None:
+            return None
+        stamp = node.trace_id
+        if stamp is not None and stamp[0] == self._generation:
+            return stamp[1]
+        return self._add_node(node, seq, [])
+
+    def _add_node(self, node: Node, seq: int, input_ids: list) -> str:
+        self._node_count += 1
+        nid = f"n{self._node_count}"
+        node.trace_id = (self._generation, nid)
+        if isinstance(node, AccumulateGrad):
+            self.nodes[nid] = {
+                "name": "AccumulateGrad",
+                "inputs": [],
+                "outputs": [],
+                "next": [],
+                "saved": [],
+                "formula": node.formula,
+                "created": seq,
+                "variable": self._variable_id(node.variable, seq),
+            }
+            return nid
+        record = self.nodes[nid] = {
+            "name": node.name(),
+            "inputs": input_ids,
+            "outputs": [],
+            "next": [],
+            "saved": ["result" if what == "result" else input_ids[what] for what in node.to_save],
+            "formula": node.formula,
+            "created": seq,
+        }
+        # after the record, so the nodes it leads to (AccumulateGrad) get the next ids
+        record["next"] = [[self._node_id(child, seq), nr] for child, nr in node.next_functions]
+        return nid
+
+    def _variable_id(self, leaf: Tensor, seq: int) -> str:
+        # the leaf is an input of the op that reached it, so it is already known
+        tid = self._tid(leaf)
+        return tid if tid is not None else self._add_tensor(leaf, seq, None)
+
+    def _sources(self, sources, seq: int) -> list:
+        listed = []
+        for sender, g in sources or ():
+            source = {"from": self._node_id(sender, seq), "grad": None}
+            self._put_grad(source, "grad", g)
+            listed.append(source)
+        return listed
+
+    def _grad_list(self, arrays) -> list:
+        values = [None] * len(arrays)
+        for i, g in enumerate(arrays):
+            if g is not None:
+                self._put_grad(values, i, g)
+        return values
+
+    def _put_grad(self, container, key, array) -> None:
+        self._values.place(container, key, self._grad_handle(array))
+
+    def _grad_handle(self, array):
+        """Snapshot a gradient once per array: one leaves a node and arrives at the next."""
+        hit = self._backward_handles.get(id(array))
+        if hit is None or hit[0] is not array:  # holding the array keeps its id unique
+            hit = self._backward_handles[id(array)] = (array, self._values.add(array))
+        return hit[1]
+
+    def _stable_address(self, match: re.Match) -> str:
+        fake = self._addresses.get(match.group())
+        if fake is None:
+            address = 0x7F0000001000 + 0x40 * len(self._addresses)
+            fake = self._addresses[match.group()] = f" at {address:#x}>"
+        return fake
+
+    # ***** where, in the snippet *****
+
+    def _where(self) -> list | None:
+        """The span the snippet is executing; relabel first if it has moved on since.
+
+        It has not moved on when the same call from the same instruction is still running (the
+        many events of one backward() or model(x)); in a loop, the instruction is the same but
+        the call is a new one.
+        """
+        frame, call = sys._getframe(1), None
+        while frame is not None and frame.f_code.co_filename != SNIPPET_FILENAME:
+            frame, call = frame.f_back, frame
+        if frame is None:
+            return None
+        lasti = frame.f_lasti
+        if call is self._where_call and lasti == self._where_lasti and frame is self._where_frame:
+            span = self._where_span
+            return None if span is None else [*span]
+        # holding the frames keeps their ids from being reused by later calls
+        self._where_frame, self._where_lasti, self._where_call = frame, lasti, call
+        self._relabel_stack(frame)
+        code = frame.f_code
+        positions = self._positions.get(code)
+        if positions is None:
+            positions = self._positions[code] = self._spans_of(code)
+        span = positions[lasti // 2] if lasti >= 0 else None
+        if span is None:
+            span = self._line_span(frame.f_lineno)
+        self._where_span = span
+        return None if span is None else [*span]
+
+    def _backward_where(self) -> list | None:
+        """The span of the backward() call running now, saved when it began."""
+        span = self._backward_span
+        return None if span is None else [*span]
+
+    def _traceback_span(self, tb) -> list | None:
+        """The span of the snippet line where an exception surfaced (its innermost one)."""
+        span = None
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename == SNIPPET_FILENAME:
+                positions = self._positions.get(code)
+                if positions is None:
+                    positions = self._positions[code] = self._spans_of(code)
+                found = positions[tb.tb_lasti // 2] if tb.tb_lasti >= 0 else None
+                span = [*found] if found is not None else self._line_span(tb.tb_lineno)
+            tb = tb.tb_next
+        return span
+
+    def _spans_of(self, code: CodeType) -> list:
+        """[line, col, end_line, end_col] per instruction, columns counted in characters."""
+        spans = []
+        for line, end_line, col, end_col in code.co_positions():
+            if line is None or end_line is None or col is None or end_col is None:
+                spans.append(None)
+            else:
+                spans.append(
+                    [line, self._char_col(line, col), end_line, self._char_col(end_line, end_col)]
+                )
+        return spans
+
+    def _char_col(self, line: int, col: int) -> int:
+        # co_positions counts UTF-8 bytes; the trace counts characters, as str indexing does
+        if not 0 < line <= len(self._lines):
+            return col
+        text = self._lines[line - 1]
+        if text.isascii():
+            return col
+        return len(text.encode()[:col].decode(errors="ignore"))
+
+    def _line_span(self, line: int | None) -> list | None:
+        if line is None or not 0 < line <= len(self._lines):
+            return None
+        text = self._lines[line - 1]
+        return [line, len(text) - len(text.lstrip()), line, len(text)]
+
+    def _expression(self, span) -> str:
+        """The source text a span covers, as a label for a tensor no variable names."""
+        if span is None:
+            return "tensor"
+        key = tuple(span)
+        text = self._expressions.get(key)
+        if text is None:
+            line, col, end_line, end_col = span
+            lines = self._lines[line - 1 : end_line]
+            if lines:
+                lines[-1] = lines[-1][:end_col] if line != end_line else lines[-1][col:end_col]
+                if line != end_line:
+                    lines[0] = lines[0][col:]
+            text = " ".join(" ".join(lines).split())
+            if len(text) > LABEL_LIMIT:
+                text = text[: LABEL_LIMIT - 1] + "…"
+            self._expressions[key] = text
+        return text
+
+    # ***** names *****
+
+    def _relabel_stack(self, frame) -> None:
+        """Label tensors after the snippet's variables: the outermost frame's names win.
+
+        Only the outermost snippet frame (the module, for trace_snippet) and the innermost are
+        read, so a deep recursion costs no more than a flat script.
+        """
+        top = self._top_frame
+        if top is None:
+            top = frame
+            f = frame.f_back
+            while f is not None:
+                if f.f_code.co_filename == SNIPPET_FILENAME:
+                    top = f
+                f = f.f_back
+            if top.f_code is self.top_code:
+                self._top_frame = top  # the module frame lives as long as the run
+        if top is not frame:
+            self._relabel(top.f_locals)
+        self._relabel(frame.f_locals)
+
+    def _relabel(self, names: dict) -> None:
+        for name, value in names.items():
+            if isinstance(value, Tensor):
+                self._name(value, name)
+            elif isinstance(value, Module) and name != "self":
+                # (a method's `self` would label parameters self.weight: wait for a real name)
+                # walking the parameters is slow, so only when the module looks different
+                state = vars(value)
+                if "_parameters" not in state or "_modules" not in state:
+                    continue  # a subclass that never called Module.__init__
+                looks = (value, len(state["_parameters"]), len(state["_modules"]))
+                seen = self._seen_modules.get(id(value))
+                if seen is None or seen[0] is not value or seen[1:] != looks[1:]:
+                    self._seen_modules[id(value)] = looks
+                    for path, parameter in value.named_parameters():
+                        self._name(parameter, f"{name}.{path}")
+            elif type(value) in (list, tuple) and len(value) <= LIST_LIMIT:
+                for i, item in enumerate(value):
+                    if isinstance(item, Tensor):
+                        self._name(item, f"{name}[{i}]")
+
+    def _name(self, t: Tensor, name: str) -> None:
+        """The first name a tensor is found under is its label; its .grad is `name.grad`."""
+        tid = self._tid(t)
+        if tid is not None and tid not in self._named:
+            self._named.add(tid)
+            self.tensors[tid]["label"] = name
+        grad = t._grad
+        if grad is not None:
+            grad_id = self._tid(grad)
+            if grad_id is not None and grad_id not in self._named:
+                self._named.add(grad_id)
+                self.tensors[grad_id]["label"] = name + ".grad"
+
+
+def _syntax_error_span(error: SyntaxError) -> list | None:
+    if not error.lineno:
+        return None
+    col = max((error.offset or 1) - 1, 0)
+    end_line = error.end_lineno or error.lineno
+    end_col = (error.end_offset or 0) - 1
+    if end_line == error.lineno and end_col <= col:
+        end_col = col + 1
+    return [error.lineno, col, end_line, end_col]
+
+
+def trace_snippet(
+    code: str, *, max_events: int = DEFAULT_MAX_EVENTS, importer: Importer | None = None
+) -> dict:
+    """Run `code` with `torch` resolving to the engine and return its trace.
+
+    An exception the snippet does not catch ends the run with outcome "error"; reaching
+    `max_events` ends it with `limits.truncated` set. Everything before either is kept.
+    """
+    tracer = Tracer(code, max_events=max_events)
+    try:
+        compiled = compile_snippet(code)
+    except SyntaxError as error:
+        tracer.on_error(error)
+        return tracer.trace()
+    tracer.top_code = compiled
+    namespace = snippet_globals(importer, print_function=tracer.print)
+    reset_engine_state()
+    with _capturing(tracer), tracer:
+        try:
+            exec(compiled, namespace)
+        except Truncated:
+            pass
+        except SystemExit as error:
+            if error.code not in (None, 0) and not tracer.truncated:
+                tracer.on_error(error)  # exit(0) is a normal end, as in Python
+        except Exception as error:
+            if not tracer.truncated:
+                tracer.on_error(error)
+    grad_mode.state.enabled = True
+    tracer.finish(namespace)
+    return tracer.trace()
+
+
+@contextlib.contextmanager
+def _capturing(tracer: Tracer):
+    """Send sys.stdout, sys.stderr and warnings to the tracer for the duration of a run."""
+    with (
+        warnings.catch_warnings(),
+        contextlib.redirect_stdout(_Output(tracer.on_output)),
+        contextlib.redirect_stderr(_Output(tracer.on_error_output)),
+    ):
+        warnings.simplefilter("default")
+        warnings.showwarning = tracer.show_warning
+        yield
+
+
+class _Output(io.TextIOBase):
+    """A stdout whose writes become `print` events (for code that bypasses print)."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        super().__init__()
+        self._write = write
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._write(text)
+        return len(text)
