@@ -1,0 +1,1 @@
+"""gradtrace's web app and command line: everything around the engine."""

@@ -1,0 +1,67 @@
+"""The `gradtrace` command, run as a user would run it."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SEED = textwrap.dedent("""\
+    import torch
+
+    a = torch.tensor(3.0, requires_grad=True)
+    b = torch.tensor(4.0, requires_grad=True)
+    c = a * b
+    d = c + a
+    d.backward()
+    print(a.grad.item(), b.grad.item())
+""")
+
+
+def gradtrace(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def snippet(tmp_path):
+    def write(code: str):
+        path = tmp_path / "snippet.py"
+        path.write_text(code)
+        return str(path)
+
+    return write
+
+
+def test_run_prints_exactly_what_the_snippet_printed(snippet):
+    done = gradtrace("run", snippet(SEED))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "5.0 3.0\n"
+
+
+def test_run_ends_an_uncaught_error_like_python(snippet):
+    code = SEED + "d.backward()\nprint('never')\n"
+    done = gradtrace("run", snippet(code))
+    assert done.returncode == 1
+    assert done.stdout == "5.0 3.0\n"
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: Trying to backward through the graph a second time")
+    assert 'line 9' in done.stderr
+
+
+def test_trace_prints_the_trace_as_json(snippet):
+    done = gradtrace("trace", snippet(SEED))
+    assert done.returncode == 0, done.stderr
+    trace = json.loads(done.stdout)
+    assert trace["version"] == 1
+    assert trace["stdout"] == "5.0 3.0\n"
+    names = [trace["nodes"][e["node"]]["name"] for e in trace["events"] if e["kind"] == "op"]
+    assert names == ["MulBackward0", "AddBackward0"]
+
+
+def test_an_unreadable_file_is_a_clear_error(tmp_path):
+    done = gradtrace("run", str(tmp_path / "missing.py"))
+    assert done.returncode == 2
+    assert "cannot read" in done.stderr
