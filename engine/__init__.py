@@ -64,21 +64,31 @@ def _method(name: str):
     return function
 
 
-_METHODS = (
-    "exp log sin cos tanh sigmoid relu sqrt abs neg reciprocal clamp clip clamp_min clamp_max "
-    "softmax log_softmax sum mean max min argmax argmin t transpose permute reshape flatten "
-    "squeeze unsqueeze clone detach pow add sub mul div unbind allclose equal"
-).split()
+_METHODS = [
+    "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "abs", "neg", "reciprocal",
+    "clamp", "clip", "clamp_min", "clamp_max", "softmax", "log_softmax", "sum", "mean", "max",
+    "min", "argmax", "argmin", "t", "transpose", "permute", "reshape", "flatten", "squeeze",
+    "unsqueeze", "clone", "detach", "pow", "add", "sub", "mul", "div", "unbind", "allclose",
+    "equal",
+]
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name
 
+
 def get_default_dtype() -> dtype:
     return float32
 
-_SUPPORTED = sorted(
-    [n for n in globals() if not n.startswith("_")] + ["autograd", "nn", "optim"]
-)
+
+__all__ = [
+    "Size", "Tensor", "arange", "autograd", "bool", "cat", "dot", "double", "dtype", "empty",
+    "enable_grad", "eye", "float", "float32", "float64", "full", "full_like", "get_default_dtype",
+    "initial_seed", "int", "int32", "int64", "is_grad_enabled", "is_tensor", "linspace", "long",
+    "manual_seed", "matmul", "maximum", "minimum", "mm", "mv", "nn", "no_grad", "numel", "ones",
+    "ones_like", "optim", "rand", "rand_like", "randint", "randn", "randn_like", "randperm",
+    "seed", "set_grad_enabled", "stack", "tensor", "where", "zeros", "zeros_like", *_METHODS,
+]
+_SUPPORTED = sorted(__all__)
 
 
 def __getattr__(name: str):

@@ -98,8 +98,6 @@ def result_type(tensor_dtypes: list[tuple[dtype, int]], scalars: list[object]) -
         result = zero_result
     for value in scalars:
         scalar_dt = of_scalar(value)
-        if result is None:
-            result = scalar_dt
-        elif scalar_dt.category > result.category:
+        if result is None or scalar_dt.category > result.category:
             result = scalar_dt
     return result if result is not None else default_float()
