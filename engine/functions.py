@@ -500,7 +500,10 @@ class MaxBackward0(Node):
     pick = staticmethod(np.argmax)
 
     def forward(self, a, dim, keepdim):
-        self.shape, self.dim, self.keepdim = a.shape, dim, keepdim
+        self.shape = a.shape
+        if a.ndim == 0:  # a 0-dim tensor is its own max: treat it as one element
+            a, keepdim = a.reshape(1), False
+        self.dim, self.keepdim, self.work_shape = dim, keepdim, a.shape
         self.indices = np.expand_dims(self.pick(a, axis=dim), dim)
         values = np.take_along_axis(a, self.indices, axis=dim)
         return values if keepdim else values.squeeze(dim)
@@ -508,9 +511,9 @@ class MaxBackward0(Node):
     def backward(self, grad):
         if not self.keepdim:
             grad = np.expand_dims(grad, self.dim)
-        out = np.zeros(self.shape, grad.dtype)
+        out = np.zeros(self.work_shape, grad.dtype)
         np.put_along_axis(out, self.indices, grad, axis=self.dim)
-        return (out,)
+        return (out.reshape(self.shape),)
 
 
 class MinBackward0(MaxBackward0):
@@ -585,10 +588,10 @@ class TransposeBackward0(Node):
 
     def forward(self, a, dim0, dim1):
         self.dim0, self.dim1 = dim0, dim1
-        return np.swapaxes(a, dim0, dim1)
+        return np.swapaxes(a, dim0, dim1) if a.ndim else a.view()
 
     def backward(self, grad):
-        return (np.swapaxes(grad, self.dim0, self.dim1),)
+        return (np.swapaxes(grad, self.dim0, self.dim1) if grad.ndim else grad,)
 
 
 class SqueezeBackward0(Node):

@@ -61,18 +61,22 @@ class Node:
     """
 
     formula = ""  # the local derivative, in words a learner can check
+    is_view = False  # True when the result shares memory (and a version counter) with input 0
+
+    # Defaults live on the class: most nodes are made and dropped at once (no grad needed), so
+    # an instance only gets the attributes its operation actually sets.
+    next_functions: tuple = ()
+    needs_input_grad: tuple[bool, ...] = (False,) * 8
+    input_shapes: tuple = ()
+    input_dtypes: tuple = ()
+    to_save: tuple | list = ()  # input indexes (or "result") that forward asked to keep
+    saved: list[SavedTensor] | None = None
+    released = False
+    retained: tuple | list = ()  # weak refs of non-leaf tensors that asked to retain_grad()
+    trace_id: str | None = None
 
     def __init__(self) -> None:
-        self.next_functions: tuple = ()
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self.input_shapes: tuple = ()
-        self.input_dtypes: tuple = ()
         self.sequence_nr = next(_sequence)
-        self.to_save: list = []  # input indexes (or "result") that forward asked to keep
-        self.saved: list[SavedTensor] | None = []
-        self.released = False
-        self.retained: list = []  # weak refs of non-leaf tensors that asked to retain_grad()
-        self.trace_id: str | None = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -90,12 +94,12 @@ class Node:
 
     def save(self, *what) -> None:
         """Ask to keep inputs (by position) or "result" for backward, as PyTorch would."""
-        self.to_save.extend(what)
+        self.to_save = [*self.to_save, *what]
 
     def saved_values(self) -> tuple:
         if self.released:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack() for s in self.saved)
+        return tuple(s.unpack() for s in self.saved or ())
 
     def release(self) -> None:
         """Free the saved values after a backward that did not ask to retain the graph."""

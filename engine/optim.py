@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.grad_mode import no_grad
+from engine.tensor import Tensor, _bump
 from engine.unsupported import missing_attribute
 
 __all__ = ["Optimizer", "SGD", "Adam"]
@@ -76,7 +77,7 @@ class SGD(Optimizer):
                     self.state[p]["momentum_buffer"] = _as_tensor(buf)  # a Tensor, as in torch
                     d_p = d_p + group["momentum"] * buf if group["nesterov"] else buf
                 sign = 1 if group["maximize"] else -1
-                p.add_(_as_tensor(d_p), alpha=sign * group["lr"])
+                _update(p, p._array + (sign * group["lr"]) * d_p)
 
 
 class Adam(Optimizer):
@@ -130,13 +131,17 @@ class Adam(Optimizer):
                 bias2_sqrt = (1 - beta2**step) ** 0.5
                 step_size = group["lr"] / bias1
                 denom = (np.sqrt(second) / bias2_sqrt + group["eps"]).astype(p._array.dtype)
-                p.add_(_as_tensor(exp_avg / denom), alpha=-step_size)
+                _update(p, p._array + (-step_size) * (exp_avg / denom))
 
 
-def _as_tensor(array):
-    from engine.tensor import Tensor
-
+def _as_tensor(array) -> Tensor:
     return Tensor._wrap(np.asarray(array))
+
+
+def _update(p: Tensor, new_value: np.ndarray) -> None:
+    """Write a parameter's new value in place, as PyTorch's optimizers do (its version moves)."""
+    p._array[...] = new_value
+    _bump(p, "optimizer.step", None)
 
 
 def __getattr__(name: str):

@@ -148,7 +148,7 @@ class Tensor:
         if self.grad_fn is None or self._retains_grad:
             return
         self._retains_grad = True
-        self.grad_fn.retained.append(weakref.ref(self))
+        self.grad_fn.retained = [*self.grad_fn.retained, weakref.ref(self)]
         if tracing.current is not None:
             tracing.current.on_retain_grad(self)
 
@@ -612,7 +612,7 @@ class Tensor:
         if dim is None:
             return _apply(fn.SqueezeBackward0, (self,))
         dims = tuple(wrap_dim(d, self.ndim) for d in (dim if isinstance(dim, tuple) else (dim,)))
-        dims = tuple(d for d in dims if self._array.shape[d] == 1)
+        dims = tuple(d for d in dims if self.ndim and self._array.shape[d] == 1)
         node = fn.SqueezeBackward1 if not isinstance(dim, tuple) else fn.SqueezeBackward4
         return _apply(node, (self,), dims=dims)
 
@@ -707,14 +707,12 @@ def _apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **k
     take a slot (they show up as (None, 0) in next_functions, as in PyTorch).
     """
     node = node_cls()
-    record = grad_state.enabled and any(
-        type(t) is not int and type(t) is not float and getattr(t, "_requires_grad", False)
-        for t in inputs
-    )
-    if record:
-        node.needs_input_grad = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
-    else:
-        node.needs_input_grad = (False,) * len(inputs)
+    record = False
+    if grad_state.enabled:
+        needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+        if True in needs:
+            record = True
+            node.needs_input_grad = needs
     if arrays is None:
         arrays = tuple(t._array if isinstance(t, Tensor) else t for t in inputs)
     result = node.forward(*arrays, **kwargs)
@@ -728,21 +726,20 @@ def _apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **k
         outs = (Tensor._wrap(result, record),)
     if record:
         node.next_functions = tuple(_edge(t) for t in inputs)
-        node.input_shapes = tuple(np.shape(a) for a in arrays)
-        node.input_dtypes = tuple(
-            t._array.dtype if isinstance(t, Tensor) else None for t in inputs
-        )
-        node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
+        node.input_shapes = tuple(getattr(a, "shape", ()) for a in arrays)
+        node.input_dtypes = tuple(t._array.dtype if isinstance(t, Tensor) else None for t in inputs)
+        if node.to_save:
+            node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
         for out in outs:
             out.grad_fn = node
-    if getattr(node_cls, "is_view", False):
+    if node_cls.is_view:
         base = inputs[0]
         for out in outs:
             out._version_counter = base._version_counter
             out._base = base._base if base._base is not None else base
     if tracing.current is not None:
         tracing.current.on_op(node, outs, inputs, record)
-    return outs if len(outs) > 1 or type(result) is tuple else outs[0]
+    return outs if type(result) is tuple else outs[0]
 
 
 def _edge(t) -> tuple:
@@ -816,6 +813,10 @@ def _check_number(value, op: str) -> None:
 def _binary(node_cls, a: Tensor, b, floating: bool = False, **kwargs):
     """An elementwise op on two operands, after PyTorch's type promotion and broadcasting."""
     if isinstance(b, Tensor):
+        if a._array.dtype == b._array.dtype and (not floating or a._array.dtype.kind == "f"):
+            # the common case: same dtype, so nothing to promote or cast
+            broadcast_shapes(a._array.shape, b._array.shape)
+            return _apply(node_cls, (a, b), arrays=(a._array, b._array), **kwargs)
         result = a._array.dtype if a._array.dtype == b._array.dtype else dtypes.result_type(
             [(a.dtype, a.ndim), (b.dtype, b.ndim)], []
         ).np
@@ -837,6 +838,9 @@ def _as(array: np.ndarray, dtype: np.dtype, floating: bool) -> np.ndarray:
 
 def _cast_scalar(a: Tensor, scalar, floating: bool = False) -> tuple:
     """The tensor's array and the number, both in the dtype PyTorch would compute in."""
+    kind, number = a._array.dtype.kind, type(scalar)
+    if kind == "f" and (number is float or number is int):
+        return a._array, a._array.dtype.type(scalar)  # a float tensor keeps its dtype
     result = dtypes.result_type([(a.dtype, a.ndim)], [scalar]).np
     if floating and result.kind != "f":
         result = dtypes.default_float().np
@@ -868,7 +872,7 @@ def _dims(dim, ndim: int) -> tuple[int, ...]:
     for d in dims:
         if dims.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return dims
+    return dims if ndim else ()  # dim 0 of a 0-dim tensor is the tensor itself
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
@@ -933,9 +937,9 @@ def _extreme(t: Tensor, dim, keepdim, whole_node, dim_node, name: str):
         return _apply(whole_node, (t,))
     dim = wrap_dim(dim, t.ndim)
     pick = np.argmax if name == "max" else np.argmin
-    indices = pick(t._array, axis=dim)
+    indices = pick(t._array.reshape(-1) if t.ndim == 0 else t._array, axis=dim)
     values = _apply(dim_node, (t,), dim=dim, keepdim=keepdim)
-    indices = np.expand_dims(indices, dim) if keepdim else indices
+    indices = np.expand_dims(indices, dim) if keepdim and t.ndim else indices
     return ReturnTypes[name](values, _record_plain(indices.astype(np.int64), "indices"))
 
 

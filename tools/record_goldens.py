@@ -534,6 +534,15 @@ print(x.grad)
 # reductions
 # ======================================================================================
 
+S("zero-dim-reductions", """
+    import torch
+    t = torch.tensor(3., requires_grad=True)
+    print(t.sum(0), t.mean(0), t.squeeze(0), t.transpose(0, 0))
+    print(t.max(0), t.min(0, keepdim=True), t.sum(0, keepdim=True))
+    s = t.sum(0) + t.mean(0) + t.squeeze(0) + t.transpose(0, 0) + t.max(0)[0]
+    s.backward()
+    print(t.grad)
+""")
 S("sum-whole", """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
