@@ -725,9 +725,14 @@ def _apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **k
     else:
         outs = (Tensor._wrap(result, record),)
     if record:
-        node.next_functions = tuple(_edge(t) for t in inputs)
-        node.input_shapes = tuple(getattr(a, "shape", ()) for a in arrays)
-        node.input_dtypes = tuple(t._array.dtype if isinstance(t, Tensor) else None for t in inputs)
+        edges, shapes, kinds = [], [], []
+        for t, a in zip(inputs, arrays, strict=True):
+            edges.append(_edge(t))
+            shapes.append(getattr(a, "shape", ()))
+            kinds.append(t._array.dtype if isinstance(t, Tensor) else None)
+        node.next_functions, node.input_shapes, node.input_dtypes = (
+            tuple(edges), tuple(shapes), tuple(kinds)
+        )
         if node.to_save:
             node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
         for out in outs:
