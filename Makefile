@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test lint bench goldens clean
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: install browser serve test lint bench goldens clean
 
 install: $(STAMP)
 
@@ -14,10 +16,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# Browser tests drive Debian's Chromium (Playwright's own download does not work here).
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "Browser tests need Chromium at $(CHROMIUM): sudo apt-get install chromium"; exit 1; \
+	  fi; \
+	fi
+
 serve: install
 	$(BIN)/uvicorn app.main:app --host 127.0.0.1 --port 8000
 
-test: install
+test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
