@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-import pathlib
-
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 import engine
-from app.routes import pages
+from app.config import ROOT, Settings
+from app.routes import api, pages
 from app.security import SecurityHeaders
+from app.store import Store
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-
-def create_app() -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_environment()
     app = FastAPI(title="gradtrace", version="0.1.0")
+    app.state.settings = settings
+    app.state.store = Store(settings.db_path)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     app.include_router(pages.router)
+    app.include_router(api.router)
 
     @app.get("/healthz")
     def healthz(request: Request) -> JSONResponse:

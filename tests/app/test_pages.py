@@ -3,12 +3,13 @@
 import pytest
 from fastapi.testclient import TestClient
 
+from app.config import Settings
 from app.main import create_app
 
 
 @pytest.fixture
-def client():
-    return TestClient(create_app())
+def client(tmp_path):
+    return TestClient(create_app(Settings(db_path=tmp_path / "traces.db")))
 
 
 def test_the_page_offers_the_seed_example(client):

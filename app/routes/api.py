@@ -1,0 +1,58 @@
+"""The JSON API: run a snippet and store its trace; fetch a stored trace."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, StrictStr
+
+from app.execution import run_snippet
+from app.store import trace_id
+
+router = APIRouter(prefix="/api", tags=["traces"])
+
+
+class TraceRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    code: StrictStr
+
+
+class TraceCreated(BaseModel):
+    id: str
+    url: str
+    trace: dict
+
+
+@router.post("/traces", response_model=TraceCreated)
+def create_trace(body: TraceRequest, request: Request) -> dict:
+    """Run `code` (or find it already stored) and answer its id, page address and trace.
+
+    A snippet that fails still gets a trace: its failure is in `trace.outcome`.
+    """
+    settings = request.app.state.settings
+    size = len(body.code.encode("utf-8"))
+    if size > settings.max_source_bytes:
+        raise HTTPException(
+            413, f"code is {size:,} bytes; the limit is {settings.max_source_bytes:,}"
+        )
+    ident, trace = stored_or_run(request, body.code)
+    return {"id": ident, "url": f"/t/{ident}", "trace": trace}
+
+
+@router.get("/traces/{ident}", responses={404: {"description": "No trace has this id"}})
+def get_trace(ident: str, request: Request) -> Response:
+    text = request.app.state.store.get_json(ident)
+    if text is None:
+        raise HTTPException(404, f"no trace has the id {ident!r}")
+    return Response(text, media_type="application/json")
+
+
+def stored_or_run(request: Request, code: str) -> tuple[str, dict]:
+    """The same code is never run twice: its trace is looked up by content hash first."""
+    store = request.app.state.store
+    ident = trace_id(code)
+    trace = store.get(ident)
+    if trace is None:
+        trace = run_snippet(code)
+        store.put(code, trace)
+    return ident, trace
