@@ -27,7 +27,7 @@ browser:
 	fi
 
 serve: install
-	$(BIN)/uvicorn app.main:app --host 127.0.0.1 --port 8000
+	$(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
 
 test: install browser
 	$(BIN)/ruff check .
@@ -39,6 +39,7 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/sandbox.py
 
 # Re-record golden files from real PyTorch (needs torch 2.13.0; not needed by the tests).
 goldens:

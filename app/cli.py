@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
+import logging
 import pathlib
 import sys
 
-from app.execution import run_snippet
+from app import execution
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,14 +19,25 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("file", type=pathlib.Path)
     trace = commands.add_parser("trace", help="run a snippet and print its trace as JSON")
     trace.add_argument("file", type=pathlib.Path)
+    serve = commands.add_parser("serve", help="serve the web app (sandbox checked first)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="serve a public address even if some sandbox layer does not hold here (unsafe)",
+    )
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args.host, args.port, args.allow_weak_sandbox)
 
     try:
         code = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         print(f"gradtrace: cannot read {args.file}: {error}", file=sys.stderr)
         return 2
-    result = run_snippet(code)
+    _warn_if_weak()
+    result = execution.run_snippet(code)
     outcome = result["outcome"]
     if args.command == "trace":
         json.dump(result, sys.stdout, indent=1, sort_keys=True)
@@ -37,6 +50,55 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         _report_failure(outcome)
     return 1
+
+
+def _warn_if_weak() -> None:
+    """Local use works without every layer (macOS, old kernels), but says so."""
+    missing = execution.missing_layers()
+    if missing:
+        print(
+            f"gradtrace: warning: the sandbox here lacks {', '.join(missing)}; "
+            "run only snippets you trust",
+            file=sys.stderr,
+        )
+
+
+def _serve(host: str, port: int, allow_weak: bool) -> int:
+    import uvicorn
+
+    from app.main import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    report = execution.layer_report()
+    public = not _loopback(host)
+    if public and not report["strong"]:
+        weak = [n for n, layer in report["layers"].items()
+                if layer["state"] not in ("active", "not-needed")]
+        if not allow_weak:
+            print(
+                f"gradtrace: refusing to serve {host}: sandbox layers missing or failing here: "
+                f"{', '.join(weak)}. Serve 127.0.0.1, or pass --allow-weak-sandbox to accept "
+                "running anyone's code without them.",
+                file=sys.stderr,
+            )
+            return 2
+        for _ in range(3):
+            logging.getLogger("gradtrace").error(
+                "SERVING %s WITH A WEAK SANDBOX (%s): anyone who can reach it can run code "
+                "with fewer walls around it", host, ", ".join(weak),
+            )
+    app = create_app(require_strong_sandbox=public and not allow_weak)
+    uvicorn.run(app, host=host, port=port)
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve anywhere
 
 
 def _report_failure(outcome: dict) -> None:

@@ -1,11 +1,81 @@
-"""Turning a snippet into a trace. In-process for now; the sandbox replaces this behind the
-same function, so callers never need to know how a snippet was run."""
+"""Turning a snippet into a trace: through the sandbox (app/sandbox), so callers never need to
+know how a snippet was run.
+
+One sandbox per process, started on first use (or by the web app at startup). Runs are queued
+fairly by client; the web app names the client (its IP) in `client_key` for each request.
+`run_snippet_in_process` skips the sandbox: for tests and benchmarks that ask for it, never for
+code from users.
+"""
 
 from __future__ import annotations
 
+import atexit
+import threading
+from contextvars import ContextVar
+
+from app.sandbox import SandboxClient, SandboxSettings, probe
 from engine.tracer import trace_snippet
+
+# Whose run this is, for fairness between clients; set per request by the web app.
+client_key: ContextVar[str] = ContextVar("gradtrace_client", default="local")
+
+_lock = threading.Lock()
+_report_lock = threading.Lock()
+_sandbox: SandboxClient | None = None
+_report: dict | None = None
+
+
+def sandbox(settings: SandboxSettings | None = None) -> SandboxClient:
+    """The process's sandbox, started (and its zygote warm) on first call."""
+    global _sandbox
+    with _lock:
+        if _sandbox is None or _sandbox.closed:
+            client = SandboxClient(settings)
+            client.start()
+            _sandbox = client
+            atexit.register(client.close)
+        return _sandbox
+
+
+def layer_report() -> dict:
+    """Which sandbox layers hold here (probe.check), measured once per process."""
+    global _report
+    client = sandbox()
+    with _report_lock:
+        if _report is None:
+            _report = probe.check(client)
+            probe.log_report(_report)
+        return _report
 
 
 def run_snippet(code: str) -> dict:
-    """Run `code` with `torch` resolving to the engine, and return its trace (a plain dict)."""
+    """Run `code` in the sandbox with `torch` resolving to the engine; return its trace.
+
+    Raises app.sandbox.SandboxBusy when too many runs are waiting.
+    """
+    return sandbox().run_blocking(code, client=client_key.get())
+
+
+async def run_snippet_async(code: str) -> dict:
+    """run_snippet for async routes: waits without holding a thread."""
+    return await sandbox().run(code, client=client_key.get())
+
+
+def run_snippet_in_process(code: str) -> dict:
+    """The trace of `code` run in this very process, unsandboxed: tests and benchmarks only."""
     return trace_snippet(code)
+
+
+def missing_layers() -> list[str]:
+    """Layers this kernel lacks, from the zygote's own start-up check (no probing)."""
+    plan = sandbox().ready["plan"]
+    return [
+        name
+        for name, present in (
+            ("seccomp", plan["seccomp_arch"]),
+            ("Landlock", plan["landlock_abi"]),
+            ("namespaces", plan["namespaces"]),
+            ("prctl hardening", plan["prctl"]),
+        )
+        if not present
+    ]

@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 import engine
+from app import execution
 from app.config import ROOT, Settings
 from app.routes import api, pages
+from app.sandbox import SandboxBusy
 from app.security import SecurityHeaders
 from app.store import Store
 
+log = logging.getLogger("gradtrace")
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+
+class WeakSandbox(RuntimeError):
+    """A public server was asked for, and some sandbox layer does not hold on this machine."""
+
+
+def create_app(
+    settings: Settings | None = None, *, require_strong_sandbox: bool = False
+) -> FastAPI:
+    """The app. Its startup warms the sandbox and checks its layers; with
+    `require_strong_sandbox` (what `gradtrace serve` asks for on a public address) it refuses
+    to start unless every layer holds."""
     settings = settings or Settings.from_environment()
-    app = FastAPI(title="gradtrace", version="0.1.0")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        report = await asyncio.to_thread(execution.layer_report)
+        if not report["strong"]:
+            weak = [name for name, layer in report["layers"].items()
+                    if layer["state"] not in ("active", "not-needed")]
+            if require_strong_sandbox:
+                raise WeakSandbox(f"sandbox layers missing: {', '.join(weak)}")
+            log.warning("the sandbox is WEAK here (%s): keep this server to yourself",
+                        ", ".join(weak))
+        yield
+
+    app = FastAPI(title="gradtrace", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.store = Store(settings.db_path)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
@@ -25,10 +55,36 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(api.router)
 
+    @app.middleware("http")
+    async def name_the_client(request: Request, call_next):
+        # runs are queued fairly per client address (app/sandbox/admission.py)
+        execution.client_key.set(request.client.host if request.client else "unknown")
+        return await call_next(request)
+
+    @app.exception_handler(SandboxBusy)
+    async def busy(request: Request, error: SandboxBusy) -> JSONResponse:
+        return JSONResponse(
+            {"detail": error.message},
+            status_code=error.status_code,
+            headers={"Retry-After": str(error.retry_after)},
+        )
+
     @app.get("/healthz")
     def healthz(request: Request) -> JSONResponse:
+        report = execution.layer_report()
+        sandbox = execution.sandbox()
         return JSONResponse(
-            {"status": "ok", "engine": engine.__version__, "sandbox": {"mode": "in-process"}}
+            {
+                "status": "ok",
+                "engine": engine.__version__,
+                "sandbox": {
+                    "mode": "zygote",
+                    "strong": report["strong"],
+                    "layers": report["layers"],
+                    "limits": sandbox.settings.describe(),
+                    "load": sandbox.admission.stats(),
+                },
+            }
         )
 
     return app

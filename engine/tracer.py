@@ -49,12 +49,26 @@ _generations = itertools.count(1)
 # `<MulBackward0 object at 0x7f...>`: addresses differ per run; traces must not.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
 
+# Ends the printed text when max_output cuts it, so the cut is visible where the output is.
+OUTPUT_TRUNCATED = "\n[output truncated: more than {limit} printed]\n"
+
 
 class Truncated(BaseException):
     """Raised out of a hook once the event cap is reached, to end the run there.
 
     A BaseException, so that a snippet's `except Exception:` does not swallow it.
     """
+
+
+class Stopped(BaseException):
+    """Raised into a running snippet to end it with an outcome of its own (`output_limit`,
+    or a limit the sandbox enforces, such as `cpu_limit`); the trace keeps what came before.
+    """
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 class Tracer:
@@ -65,9 +79,12 @@ class Tracer:
     `tracer.trace()`.
     """
 
-    def __init__(self, code: str = "", *, max_events: int = DEFAULT_MAX_EVENTS) -> None:
+    def __init__(
+        self, code: str = "", *, max_events: int = DEFAULT_MAX_EVENTS, max_output: int | None = None
+    ) -> None:
         self.code = code
         self.max_events = max_events
+        self.max_output = max_output  # UTF-8 bytes of stdout, and of stderr apart; None: no cap
         self.tensors: dict[str, dict] = {}
         self.nodes: dict[str, dict] = {}
         self.events: list[dict] = []
@@ -94,6 +111,8 @@ class Tracer:
         self._backward_span: list | None = None  # what a backward() does happens at its call
         self._addresses: dict[str, str] = {}
         self._previous = None
+        self._output_used = {"stdout": 0, "stderr": 0}
+        self._stopped: dict | None = None  # the outcome of a Stopped, which no later error undoes
 
     # ***** installing *****
 
@@ -117,7 +136,7 @@ class Tracer:
             "events": self.events,
             "stdout": "".join(self._stdout),
             "stderr": "".join(self._stderr),
-            "outcome": self.outcome,
+            "outcome": self._stopped or self.outcome,
             "limits": {"truncated": self.truncated, "max_events": self.max_events},
         }
 
@@ -302,14 +321,64 @@ class Tracer:
             return
         if " at 0x" in text:
             text = _ADDRESS.sub(self._stable_address, text)
-        span = self._where()
-        seq = self._seq()
-        self._stdout.append(text)
-        self.events.append({"seq": seq, "kind": "print", "text": text, "span": span})
+        text, over = self._fit("stdout", text)
+        if text:
+            span = self._where()
+            seq = self._seq()
+            self._stdout.append(text)
+            self.events.append({"seq": seq, "kind": "print", "text": text, "span": span})
+        if over:
+            raise self._output_stop()
 
     def on_error_output(self, text: str) -> None:
         """Text written to sys.stderr: kept in the trace's stderr, with no event."""
+        text, over = self._fit("stderr", text)
         self._stderr.append(text)
+        if over:
+            raise self._output_stop()
+
+    def _fit(self, stream: str, text: str) -> tuple[str, bool]:
+        """What of `text` fits under the output cap (marked where it was cut), and whether the
+        cap has been reached. Once it has, nothing more is kept."""
+        if self.max_output is None:
+            return text, False
+        used = self._output_used[stream]
+        if used > self.max_output:
+            return "", True
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if used + size <= self.max_output:
+            self._output_used[stream] = used + size
+            return text, False
+        kept = text.encode("utf-8", "surrogatepass")[: self.max_output - used]
+        self._output_used[stream] = self.max_output + 1
+        marker = OUTPUT_TRUNCATED.format(limit=_amount(self.max_output))
+        return kept.decode("utf-8", "ignore") + marker, True
+
+    def _output_stop(self) -> Stopped:
+        limit = _amount(self.max_output)
+        return self.stop(
+            "output_limit", f"The snippet printed more than {limit}; the output was cut there."
+        )
+
+    def stop(self, status: str, message: str) -> Stopped:
+        """End the run with `status` (the first stop wins); raise what this returns."""
+        if self._stopped is None:
+            self._stopped = {"status": status, "message": message}
+        return Stopped(status, message)
+
+    def settle(self) -> None:
+        """Forget tensors and nodes whose event was never written.
+
+        A hook cut short (by MemoryError or a Stopped) may leave them, always last in their
+        tables, since ids are handed out in event order.
+        """
+        done = len(self.events)
+        for table in (self.tensors, self.nodes):
+            while table:
+                last = next(reversed(table))
+                if table[last]["created"] < done:
+                    break
+                del table[last]
 
     def show_warning(self, message, category, filename, lineno, file=None, line=None) -> None:
         """Stands in for warnings.showwarning: the text goes to the trace's stderr."""
@@ -319,6 +388,7 @@ class Tracer:
 
     def on_error(self, error: BaseException) -> None:
         """An exception the snippet did not catch: an `error` event and the outcome."""
+        self.settle()
         if isinstance(error, SyntaxError) and error.filename == SNIPPET_FILENAME:
             message, span = error.msg, _syntax_error_span(error)
         else:
@@ -632,6 +702,10 @@ class Tracer:
                 self.tensors[grad_id]["label"] = name + ".grad"
 
 
+def _amount(size: int) -> str:
+    return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size:,} bytes"
+
+
 def _syntax_error_span(error: SyntaxError) -> list | None:
     if not error.lineno:
         return None
@@ -644,14 +718,19 @@ def _syntax_error_span(error: SyntaxError) -> list | None:
 
 
 def trace_snippet(
-    code: str, *, max_events: int = DEFAULT_MAX_EVENTS, importer: Importer | None = None
+    code: str,
+    *,
+    max_events: int = DEFAULT_MAX_EVENTS,
+    importer: Importer | None = None,
+    max_output: int | None = None,
 ) -> dict:
     """Run `code` with `torch` resolving to the engine and return its trace.
 
     An exception the snippet does not catch ends the run with outcome "error"; reaching
-    `max_events` ends it with `limits.truncated` set. Everything before either is kept.
+    `max_events` ends it with `limits.truncated` set; printing more than `max_output` bytes, or
+    a `Stopped` raised into it, ends it with that outcome. Everything before any of them is kept.
     """
-    tracer = Tracer(code, max_events=max_events)
+    tracer = Tracer(code, max_events=max_events, max_output=max_output)
     try:
         compiled = compile_snippet(code)
     except SyntaxError as error:
@@ -665,12 +744,15 @@ def trace_snippet(
             exec(compiled, namespace)
         except Truncated:
             pass
+        except Stopped as stop:
+            tracer.stop(stop.status, stop.message)
         except SystemExit as error:
             if error.code not in (None, 0) and not tracer.truncated:
                 tracer.on_error(error)  # exit(0) is a normal end, as in Python
         except Exception as error:
             if not tracer.truncated:
                 tracer.on_error(error)
+    tracer.settle()
     grad_mode.state.enabled = True
     tracer.finish(namespace)
     return tracer.trace()

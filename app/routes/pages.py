@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Header, Request
 from fastapi.responses import HTMLResponse
 
-from app.execution import run_snippet
+from app.execution import run_snippet_async
+from app.sandbox import SandboxBusy
 
 router = APIRouter()
 
@@ -30,20 +31,30 @@ def index(request: Request):
 
 
 @router.post("/run", response_class=HTMLResponse)
-def run(
+async def run(
     request: Request,
     code: Annotated[str, Form()] = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    if len(code.encode("utf-8")) > MAX_SOURCE_BYTES:
+    page = "_result.html" if hx_request else "index.html"
+    if len(code.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
         context = {"code": code, "trace": None,
                    "problem": f"The snippet is longer than {MAX_SOURCE_BYTES:,} bytes."}
-        return _render(request, "_result.html" if hx_request else "index.html", context, 413)
-    trace = run_snippet(code)
+        return _render(request, page, context, 413)
+    try:
+        trace = await run_snippet_async(code)
+    except SandboxBusy as busy:
+        context = {"code": code, "trace": None, "problem": busy.message}
+        return _render(request, page, context, busy.status_code,
+                       headers={"Retry-After": str(busy.retry_after)})
     context = {"code": code, "trace": trace}
-    return _render(request, "_result.html" if hx_request else "index.html", context)
+    return _render(request, page, context)
 
 
-def _render(request: Request, name: str, context: dict, status_code: int = 200):
+def _render(
+    request: Request, name: str, context: dict, status_code: int = 200, headers=None
+):
     templates = request.app.state.templates
-    return templates.TemplateResponse(request, name, context, status_code=status_code)
+    return templates.TemplateResponse(
+        request, name, context, status_code=status_code, headers=headers
+    )

@@ -62,4 +62,6 @@ def test_cross_site_posts_are_refused(client):
 def test_healthz_answers_json(client):
     health = client.get("/healthz").json()
     assert health["status"] == "ok"
-    assert health["sandbox"]["mode"] == "in-process"
+    assert health["sandbox"]["mode"] == "zygote"
+    assert set(health["sandbox"]["layers"]) >= {"landlock", "seccomp", "namespaces", "rlimits"}
+    assert health["sandbox"]["limits"]["cpu_seconds"] > 0

@@ -1,0 +1,212 @@
+"""The throwaway child: harden, run one snippet under the tracer, write its trace, exit.
+
+`serve` runs in a process forked from the zygote and never returns. The trace is serialised
+here, in the child, as JSON text: nothing is ever pickled, and the parent only parses JSON.
+
+Limits that leave a trace: the CPU timer (SIGPROF) and the zygote's wall-clock nudge (SIGUSR1)
+raise `Stopped` inside the snippet, so the tracer keeps everything up to that point. The
+handler waits while the tracer itself is running (so its tables are never half-written) and
+is reinvoked every few milliseconds of CPU until it finds a safe moment. A snippet that keeps
+catching `Stopped` is ended outright after a few (SIGXCPU to itself), and RLIMIT_CPU kills
+whatever the handler never gets to run in (one long C call).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sys
+from typing import NoReturn
+
+from app.sandbox import frontdoor, hardening, probe, seccomp, statuses
+from app.sandbox.settings import SandboxSettings
+from engine.snippet import SNIPPET_FILENAME, Importer
+from engine.tracer import Stopped, trace_snippet
+
+# Exit codes the zygote reads when the child wrote no trace.
+EXIT_SETUP_FAILED = 120
+EXIT_INTERNAL = 121
+EXIT_NO_MEMORY = 122
+
+TIMER_REPEAT = 0.02  # seconds of CPU between retries once the budget is spent
+GIVE_UP_AFTER = 10  # Stopped a snippet may catch before it is simply ended
+_TRACER_FILES = tuple(
+    os.path.join(os.path.dirname(sys.modules["engine"].__file__), name)
+    for name in ("tracer.py", "trace_values.py")
+)
+
+
+class _Run:
+    """What the signal handler needs to know about the run in progress."""
+
+    settings: SandboxSettings
+    running = False
+    exceeded: str | None = None  # the first limit that fired, even if the snippet caught it
+    stops = 0  # Stopped raised into the snippet so far
+
+
+def _on_limit(signum: int, frame) -> None:
+    if not _Run.running:
+        return  # serialising the trace: let it finish (RLIMIT_CPU still bounds it)
+    status = statuses.CPU_LIMIT if signum == signal.SIGPROF else statuses.WALL_LIMIT
+    _Run.exceeded = _Run.exceeded or status
+    line = _interruptible_line(frame)
+    if line is None:
+        return  # inside the tracer, or not in the snippet: try again on the next signal
+    _Run.stops += 1
+    if _Run.stops > GIVE_UP_AFTER:  # it keeps catching Stopped: end it, trace and all
+        os.kill(os.getpid(), signal.SIGXCPU if status == statuses.CPU_LIMIT else signal.SIGKILL)
+    message = (statuses.cpu_limit if status == statuses.CPU_LIMIT else statuses.wall_limit)(
+        _Run.settings, line
+    )
+    raise Stopped(status, message)
+
+
+def _interruptible_line(frame) -> int | None:
+    """The snippet line running now, or None when stopping here could tear the tracer's state."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == SNIPPET_FILENAME:
+            return frame.f_lineno
+        if filename in _TRACER_FILES:
+            return None
+        frame = frame.f_back
+    return None
+
+
+def trace_run(code: str, settings: SandboxSettings, importer: Importer) -> dict:
+    """Check and run `code` under the tracer with the sandbox's caps. Also the zygote's warm-up."""
+    try:
+        frontdoor.check_source(code, settings)
+    except frontdoor.Rejected as refusal:
+        return rejected_trace(code, str(refusal), settings)
+    random.seed(0)  # as the engine's generator: the same code gives the same trace
+    sys.setrecursionlimit(settings.recursion_limit)
+    _Run.settings, _Run.exceeded, _Run.stops, _Run.running = settings, None, 0, True
+    try:
+        trace = trace_snippet(
+            code,
+            max_events=settings.max_events,
+            importer=importer,
+            max_output=settings.max_output_bytes,
+        )
+    finally:
+        _Run.running = False
+    if _Run.exceeded and trace["outcome"]["status"] in (statuses.OK, statuses.ERROR):
+        # the snippet caught the Stopped and went on; the limit still ended it
+        message = statuses.cpu_limit if _Run.exceeded == statuses.CPU_LIMIT else statuses.wall_limit
+        trace["outcome"] = {"status": _Run.exceeded, "message": message(settings)}
+    return trace
+
+
+def rejected_trace(code: str, message: str, settings: SandboxSettings) -> dict:
+    return empty_trace(code, {"status": statuses.REJECTED, "message": message}, settings)
+
+
+def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
+    """A trace of nothing, ending with `outcome`."""
+    return {
+        "version": 1,
+        "code": code,
+        "tensors": {},
+        "nodes": {},
+        "events": [],
+        "stdout": "",
+        "stderr": "",
+        "outcome": outcome,
+        "limits": {"truncated": False, "max_events": settings.max_events},
+    }
+
+
+def encode(trace: dict, settings: SandboxSettings) -> bytes:
+    """The trace as JSON, cut to whole events if it is larger than max_trace_bytes."""
+    data = _dumps(trace)
+    events = trace["events"]
+    while len(data) > settings.max_trace_bytes and events:
+        keep = int(len(events) * settings.max_trace_bytes / len(data) * 0.9)
+        events = events[:keep]
+        trace = {
+            **trace,
+            "events": events,
+            "tensors": {k: v for k, v in trace["tensors"].items() if v["created"] < keep},
+            "nodes": {k: v for k, v in trace["nodes"].items() if v["created"] < keep},
+            "limits": {**trace["limits"], "truncated": True},
+            "outcome": {
+                "status": statuses.OUTPUT_LIMIT,
+                "message": statuses.trace_too_large(settings, keep),
+            },
+        }
+        data = _dumps(trace)
+    if len(data) > settings.max_trace_bytes:  # stdout and code alone: keep only the outcome
+        data = _dumps(empty_trace(trace["code"], trace["outcome"], settings))
+    return data
+
+
+def _dumps(trace: dict) -> bytes:
+    return json.dumps(trace, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def serve(
+    request: dict,
+    settings: SandboxSettings,
+    plan: hardening.Plan,
+    seccomp_filter: seccomp.Filter | None,
+    importer: Importer,
+    *,
+    slot: int,
+    result_fd: int,
+    devnull: int,
+    zygote_pid: int,
+) -> NoReturn:
+    """Everything a child does, from just after fork to its exit."""
+    try:
+        try:
+            applied = _harden(settings, plan, seccomp_filter, slot, result_fd, devnull, zygote_pid)
+        except hardening.SetupError as error:
+            os.write(2, f"gradtrace sandbox: child setup failed: {error}\n".encode())
+            os._exit(EXIT_SETUP_FAILED)
+        if request["op"] == "probe":
+            data = json.dumps(probe.in_child(request["name"], applied)).encode()
+        else:
+            data = encode(trace_run(request["code"], settings, importer), settings)
+        _write_all(hardening.RESULT_FD, data)
+        os._exit(0)
+    except MemoryError:
+        os._exit(EXIT_NO_MEMORY)
+    except BaseException as error:
+        os._exit(0 if _report_internal(request, settings, error) else EXIT_INTERNAL)
+
+
+def _report_internal(request: dict, settings: SandboxSettings, error: BaseException) -> bool:
+    """Say what went wrong in the child's own code, if the pipe still takes it."""
+    if request.get("op") != "run":
+        return False
+    detail = f"the sandbox failed while running it ({type(error).__name__}: {error})"
+    crashed = {"status": statuses.CRASHED, "message": statuses.crashed(detail=detail)}
+    try:
+        trace = empty_trace(request["code"], crashed, settings)
+        _write_all(hardening.RESULT_FD, encode(trace, settings))
+    except BaseException:
+        return False
+    return True
+
+
+def _harden(settings, plan, seccomp_filter, slot, result_fd, devnull, zygote_pid) -> dict:
+    applied = hardening.enter_namespaces(plan, slot)
+    applied.update(hardening.restrict_self(plan, zygote_pid))
+    applied.update(hardening.close_descriptors(result_fd, devnull))
+    applied.update(hardening.limit_resources(settings))
+    signal.signal(signal.SIGPROF, _on_limit)
+    signal.signal(signal.SIGUSR1, _on_limit)
+    signal.setitimer(signal.ITIMER_PROF, settings.cpu_seconds, TIMER_REPEAT)
+    applied["cpu_timer"] = True
+    applied.update(hardening.lock(plan, seccomp_filter))
+    return applied
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

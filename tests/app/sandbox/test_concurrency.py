@@ -1,0 +1,120 @@
+"""Many learners at once while one client throws bombs: everyone else's runs still finish."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from app.sandbox import SandboxBusy
+from app.sandbox.admission import Admission
+
+SEED = """import torch
+a = torch.tensor(3.0, requires_grad=True)
+b = torch.tensor(4.0, requires_grad=True)
+d = a * b + a
+d.backward()
+print(a.grad.item(), b.grad.item())
+"""
+
+BOMBS = [
+    "while True:\n    pass\n",
+    "x = bytearray(2 ** 31)\n",
+    "grow = []\nwhile True:\n    grow.append([0] * 10 ** 7)\n",
+    "import torch\na = torch.randn(300, 300)\nwhile True:\n    a = (a @ a).tanh()\n",
+    "import warnings\nl = warnings.sys.modules['_thread'].allocate_lock()\nl.acquire()\n"
+    "l.acquire()\n",
+]
+
+
+def test_benign_runs_finish_while_one_client_streams_bombs(sandbox, layers):
+    stop = threading.Event()
+    bomb_statuses: list[str] = []
+    turned_away = []
+
+    def bomber() -> None:
+        futures = []
+        i = 0
+        while not stop.is_set():
+            try:
+                bomb = BOMBS[i % len(BOMBS)]
+                futures.append(sandbox.submit(bomb, client="bomber", limits={"wall_seconds": 2}))
+                i += 1
+            except SandboxBusy as busy:
+                turned_away.append(busy.status_code)
+                time.sleep(0.05)
+        bomb_statuses.extend(f.result(timeout=30)["outcome"]["status"] for f in futures)
+
+    def learner(n: int) -> list[float]:
+        latencies = []
+        for _ in range(10):
+            start = time.monotonic()
+            trace = sandbox.run_blocking(SEED, client=f"learner-{n}")
+            latencies.append(time.monotonic() - start)
+            assert trace["outcome"] == {"status": "ok"}, trace["outcome"]
+            assert trace["stdout"] == "5.0 3.0\n"
+        return latencies
+
+    bombing = threading.Thread(target=bomber)
+    bombing.start()
+    time.sleep(0.5)  # let the bombs take their share of the slots first
+    try:
+        with ThreadPoolExecutor(10) as pool:
+            latencies = sorted(x for batch in pool.map(learner, range(10)) for x in batch)
+    finally:
+        stop.set()
+        bombing.join(timeout=60)
+    assert len(latencies) == 100
+    # bombs hold at most per_client_in_flight slots; learners share the rest
+    assert statistics.median(latencies) < 1.0, latencies
+    assert latencies[98] < 5.0, latencies
+    assert set(turned_away) == {429}  # the bomber's own queue filled; nobody else's did
+    assert bomb_statuses and set(bomb_statuses) <= {"cpu_limit", "memory_limit", "wall_limit"}
+    assert sandbox.zygote_pid() is not None
+
+
+def _admission(**overrides) -> Admission:
+    limits = dict(max_in_flight=2, max_queue=3, per_client_in_flight=1, per_client_queue=2)
+    limits.update(overrides)
+    return Admission(**limits, typical_seconds=1.0)
+
+
+def test_admission_takes_waiting_clients_in_turn():
+    admission = _admission(max_queue=10, per_client_in_flight=2, per_client_queue=10)
+    order = []
+    tickets = {}
+    for name in ["a1", "a2", "a3", "a4", "a5", "b1", "b2"]:
+        tickets[name] = admission.enter(name[0], lambda ticket, name=name: order.append(name))
+    assert order == ["a1", "a2"]
+    admission.leave(tickets["a1"])
+    admission.leave(tickets["a2"])
+    assert order == ["a1", "a2", "a3", "b1"]  # a had its turn; b's comes before a's next
+    admission.leave(tickets["a3"])
+    assert order[-1] == "a4"
+    assert admission.stats() == {"in_flight": 2, "queued": 2}
+
+
+def test_admission_turns_away_a_greedy_client_with_429_and_everyone_with_503():
+    admission = _admission()
+    admission.enter("a", lambda ticket: None)
+    admission.enter("a", lambda ticket: None)
+    admission.enter("a", lambda ticket: None)
+    with pytest.raises(SandboxBusy) as greedy:
+        admission.enter("a", lambda ticket: None)
+    assert greedy.value.status_code == 429 and greedy.value.retry_after >= 1
+    admission.enter("b", lambda ticket: None)  # b gets the second slot
+    admission.enter("b", lambda ticket: None)  # the queue is now full (3)
+    with pytest.raises(SandboxBusy) as full:
+        admission.enter("c", lambda ticket: None)
+    assert full.value.status_code == 503 and full.value.retry_after >= 1
+
+
+def test_a_cancelled_waiting_run_leaves_the_queue():
+    admission = _admission()
+    admission.enter("a", lambda ticket: None)
+    waiting = admission.enter("a", lambda ticket: pytest.fail("a cancelled run started"))
+    assert admission.cancel(waiting)
+    assert admission.stats() == {"in_flight": 1, "queued": 0}

@@ -1,0 +1,185 @@
+"""Every limit at its boundary: just under runs, just over ends with the limit's status.
+
+The session's sandbox has 0.5 s of CPU (conftest.py), the wall-clock tests lower theirs to 2 s,
+and the other limits are the defaults. What a run did before a limit stopped it stays in its
+trace.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import pytest
+
+from app.sandbox import SandboxSettings, frontdoor, validate
+
+DEFAULTS = SandboxSettings()
+
+BUSY = """
+import time
+start = time.process_time()
+print("started")
+while time.process_time() - start < {seconds}:
+    pass
+print("done")
+"""
+
+WAIT = """
+import warnings
+lock = warnings.sys.modules["_thread"].allocate_lock()
+lock.acquire()
+print("waiting")
+lock.acquire({timeout})
+print("done")
+"""
+
+
+def run(sandbox, code: str, **limits) -> dict:
+    trace = sandbox.run_blocking(code, client="limits", limits=limits or None)
+    validate.check(trace)
+    return trace
+
+
+def test_the_defaults_are_the_documented_ones():
+    assert DEFAULTS.cpu_seconds == 2.0
+    assert DEFAULTS.wall_seconds == 5.0
+    assert DEFAULTS.memory_mib == 512
+    assert DEFAULTS.max_events == 20_000
+    assert DEFAULTS.max_output_bytes == 64 * 1024
+    assert DEFAULTS.max_source_bytes == 20_000
+    assert DEFAULTS.max_queue == 64
+    assert DEFAULTS.max_in_flight >= 2
+
+
+def test_settings_come_from_the_environment():
+    settings = SandboxSettings.from_env(
+        {"GRADTRACE_SANDBOX_CPU_SECONDS": "1.5", "GRADTRACE_SANDBOX_NAMESPACES": "0"}
+    )
+    assert settings.cpu_seconds == 1.5
+    assert settings.namespaces is False
+    with pytest.raises(ValueError, match="GRADTRACE_SANDBOX_MEMORY_MIB"):
+        SandboxSettings.from_env({"GRADTRACE_SANDBOX_MEMORY_MIB": "lots"})
+    with pytest.raises(ValueError, match="must be positive"):
+        SandboxSettings.from_env({"GRADTRACE_SANDBOX_WALL_SECONDS": "0"})
+
+
+def test_cpu_just_under_the_limit_finishes(sandbox, layers):
+    trace = run(sandbox, BUSY.format(seconds=0.25))
+    assert trace["outcome"] == {"status": "ok"}
+    assert trace["stdout"] == "started\ndone\n"
+
+
+def test_cpu_over_the_limit_stops_and_keeps_the_trace(sandbox, layers):
+    trace = run(sandbox, BUSY.format(seconds=0.8))
+    assert trace["outcome"]["status"] == "cpu_limit"
+    assert "0.5 s of CPU time" in trace["outcome"]["message"]
+    assert re.search(r"line [56]\.", trace["outcome"]["message"])  # in the loop
+    assert trace["stdout"] == "started\n"
+    assert [e["kind"] for e in trace["events"]] == ["print"]
+
+
+def test_wall_clock_just_under_the_limit_finishes(sandbox, layers):
+    trace = run(sandbox, WAIT.format(timeout="True, 1.0"), wall_seconds=2)
+    assert trace["outcome"] == {"status": "ok"}
+    assert trace["stdout"] == "waiting\ndone\n"
+
+
+def test_wall_clock_over_the_limit_stops_and_keeps_the_trace(sandbox, layers):
+    trace = run(sandbox, WAIT.format(timeout=""), wall_seconds=2)
+    assert trace["outcome"]["status"] == "wall_limit"
+    assert "2 s" in trace["outcome"]["message"]
+    assert trace["stdout"] == "waiting\n"
+
+
+def test_memory_under_the_limit_is_usable(sandbox, layers):
+    trace = run(sandbox, "x = bytearray(300 * 2 ** 20)\nprint(len(x) // 2 ** 20)\n")
+    assert trace["outcome"] == {"status": "ok"}
+    assert trace["stdout"] == "300\n"
+
+
+def test_memory_over_the_limit_is_memory_limit(sandbox, layers):
+    code = "import torch\na = torch.ones(2)\nprint(a)\nx = bytearray(600 * 2 ** 20)\n"
+    trace = run(sandbox, code)
+    assert trace["outcome"]["status"] == "memory_limit"
+    assert "512 MiB" in trace["outcome"]["message"]
+    assert trace["stdout"] == "tensor([1., 1.])\n"
+    assert trace["events"][-1]["kind"] == "error"
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_events_up_to_the_cap_and_one_past_it(sandbox, layers, extra):
+    code = f"import torch\nfor i in range({DEFAULTS.max_events + extra}):\n    torch.ones(1)\n"
+    trace = run(sandbox, code)
+    assert trace["outcome"] == {"status": "ok"}
+    assert len(trace["events"]) == DEFAULTS.max_events
+    assert trace["limits"] == {"truncated": bool(extra), "max_events": DEFAULTS.max_events}
+
+
+def test_output_up_to_the_cap(sandbox, layers):
+    trace = run(sandbox, f"print('x' * {DEFAULTS.max_output_bytes - 1})\n")
+    assert trace["outcome"] == {"status": "ok"}
+    assert len(trace["stdout"]) == DEFAULTS.max_output_bytes
+
+
+def test_output_one_byte_past_the_cap_is_cut_with_a_marker(sandbox, layers):
+    trace = run(sandbox, f"print('x' * {DEFAULTS.max_output_bytes})\nprint('never')\n")
+    assert trace["outcome"]["status"] == "output_limit"
+    stdout = trace["stdout"]
+    assert stdout.startswith("x" * DEFAULTS.max_output_bytes)
+    assert stdout.endswith("[output truncated: more than 64 KiB printed]\n")
+    assert "never" not in stdout
+
+
+def test_source_of_exactly_the_limit_runs(sandbox, layers):
+    code = "x = 1\n" + "#" * (DEFAULTS.max_source_bytes - 7) + "\n"
+    assert len(code.encode()) == DEFAULTS.max_source_bytes
+    assert run(sandbox, code)["outcome"] == {"status": "ok"}
+
+
+def test_source_one_byte_longer_is_rejected(sandbox, layers):
+    code = "x = 1\n" + "#" * (DEFAULTS.max_source_bytes - 6) + "\n"
+    trace = run(sandbox, code)
+    assert trace["outcome"]["status"] == "rejected"
+    assert "20,001 bytes" in trace["outcome"]["message"]
+    assert trace["events"] == []
+
+
+def _nested(levels: int) -> str:
+    return "x = " + "[" * levels + "]" * levels + "\n"
+
+
+def test_nesting_up_to_the_limit_runs_and_one_more_is_rejected(sandbox, layers):
+    levels = next(
+        n
+        for n in range(1, 200)
+        if frontdoor._depth(ast.parse(_nested(n))) == DEFAULTS.max_ast_depth
+    )
+    assert run(sandbox, _nested(levels))["outcome"] == {"status": "ok"}
+    trace = run(sandbox, _nested(levels + 1))
+    assert trace["outcome"]["status"] == "rejected"
+    assert "100 levels" in trace["outcome"]["message"]
+
+
+def test_recursion_is_bounded(sandbox, layers):
+    code = "def f(n):\n    return 0 if n == 0 else f(n - 1)\nprint(f({depth}))\n"
+    assert run(sandbox, code.format(depth=900))["stdout"] == "0\n"
+    trace = run(sandbox, code.format(depth=1100))
+    assert trace["outcome"]["type"] == "RecursionError"
+
+
+def test_a_trace_past_its_size_cap_is_cut_to_whole_events(sandbox, layers):
+    code = "for i in range(300):\n    print(i)\n"
+    size = len(json.dumps(run(sandbox, code), separators=(",", ":")))
+    assert run(sandbox, code, max_trace_bytes=size)["outcome"] == {"status": "ok"}
+    trace = run(sandbox, code, max_trace_bytes=size - 1)
+    assert trace["outcome"]["status"] == "output_limit"
+    assert 0 < len(trace["events"]) < 300
+    assert trace["limits"]["truncated"] is True
+
+
+def test_per_run_limits_can_only_be_lowered(sandbox):
+    assert sandbox.settings.tightened({"cpu_seconds": 100}).cpu_seconds == 0.5
+    with pytest.raises(ValueError):
+        sandbox.settings.tightened({"uid_base": 0})

@@ -1,0 +1,161 @@
+"""The self-check, /healthz, `gradtrace serve`'s refusal, and the zygote's own life."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.sandbox import SandboxClient, SandboxSettings, probe, seccomp
+
+LAYERS = {
+    "clean_environment", "process_group", "uid", "no_new_privs", "not_dumpable",
+    "parent_death_signal", "closed_descriptors", "namespaces", "landlock", "seccomp",
+    "cpu_timer", "rlimits",
+}  # fmt: skip
+
+
+def test_every_layer_holds_here(layers):
+    assert set(layers["layers"]) == LAYERS
+    states = {name: layer["state"] for name, layer in layers["layers"].items()}
+    assert layers["strong"], states
+    expected_uid = probe.ACTIVE if os.geteuid() == 0 else probe.NOT_NEEDED
+    assert states.pop("uid") == expected_uid
+    assert set(states.values()) == {probe.ACTIVE}
+
+
+def test_the_zygote_is_clean_and_single_threaded(sandbox):
+    assert set(sandbox.ready["environment"]) <= probe.CLEAN_ENVIRONMENT
+    assert sandbox.ready["threads"] == 1
+    with open(f"/proc/{sandbox.zygote_pid()}/environ", "rb") as environ:
+        names = {item.split(b"=")[0].decode() for item in environ.read().split(b"\0") if item}
+    assert names <= probe.CLEAN_ENVIRONMENT
+
+
+def test_healthz_reports_each_layer(tmp_path, layers):
+    with TestClient(create_app(Settings(db_path=tmp_path / "t.db"))) as client:
+        health = client.get("/healthz").json()
+    sandbox = health["sandbox"]
+    assert sandbox["mode"] == "zygote"
+    assert sandbox["strong"] is True
+    assert set(sandbox["layers"]) == LAYERS
+    assert all(layer["state"] in ("active", "not-needed") for layer in sandbox["layers"].values())
+    assert sandbox["limits"]["max_output_bytes"] == 64 * 1024
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(db, *args: str, weak: bool) -> subprocess.Popen:
+    env = dict(os.environ, GRADTRACE_DB=str(db / "traces.db"))
+    if weak:  # no namespaces: one layer short of strong
+        env["GRADTRACE_SANDBOX_NAMESPACES"] = "0"
+    return subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_healthy(process: subprocess.Popen, port: int) -> dict:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read()
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).json()
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise AssertionError("the server did not come up")
+
+
+def test_serve_refuses_a_public_address_without_every_layer(tmp_path):
+    process = _serve(tmp_path, "--host", "0.0.0.0", "--port", str(_free_port()), weak=True)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert "refusing to serve 0.0.0.0" in stderr
+    assert "namespaces" in stderr
+
+
+def test_serve_allows_a_weak_sandbox_when_told_to_loudly(tmp_path):
+    port = _free_port()
+    args = ("--host", "0.0.0.0", "--port", str(port), "--allow-weak-sandbox")
+    process = _serve(tmp_path, *args, weak=True)
+    try:
+        health = _wait_healthy(process, port)
+        assert health["sandbox"]["strong"] is False
+        assert health["sandbox"]["layers"]["namespaces"]["state"] == "unavailable"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert "WEAK SANDBOX" in stderr
+
+
+def test_serve_on_loopback_starts_with_a_warning_when_weak(tmp_path):
+    port = _free_port()
+    process = _serve(tmp_path, "--port", str(port), weak=True)
+    try:
+        assert _wait_healthy(process, port)["status"] == "ok"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert "the sandbox is WEAK here" in stderr
+
+
+def test_a_dead_zygote_is_replaced():
+    client = SandboxClient(SandboxSettings())
+    client.start()
+    try:
+        first = client.zygote_pid()
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while client.zygote_pid() is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        trace = client.run_blocking("print(6 * 7)\n")
+        assert trace["stdout"] == "42\n"
+        assert client.zygote_pid() not in (None, first)
+    finally:
+        client.close()
+
+
+def test_the_zygote_is_recycled_after_its_runs():
+    client = SandboxClient(SandboxSettings(recycle_after_runs=3))
+    client.start()
+    try:
+        first = client.zygote_pid()
+        for i in range(30):
+            assert client.run_blocking(f"print({i})\n")["stdout"] == f"{i}\n"
+            if client.zygote_pid() != first:
+                break
+            time.sleep(0.05)
+        assert client.zygote_pid() != first
+        assert client.run_blocking("print('after')\n")["stdout"] == "after\n"
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("arch", sorted(seccomp.NUMBERS))
+def test_the_seccomp_program_is_well_formed(arch):
+    program = seccomp.program(arch)
+    assert len(program) < 4096  # BPF_MAXINSNS
+    assert program[0] == (seccomp.LD_W_ABS, 0, 0, seccomp.ARCH_OFFSET)
+    assert program[-1] == (seccomp.RET_K, 0, 0, seccomp.RET_ERRNO | 1)  # default: EPERM
+    for code, jt, jf, _ in program:
+        assert code != seccomp.RET_K or jt == jf == 0
+        assert jt < 256 and jf < 256
+    numbers = seccomp.NUMBERS[arch]
+    assert all(name in numbers for name in ("socket", "execve", "kill", "clone", "ptrace"))
+    assert set(seccomp.ALLOWED).isdisjoint(seccomp.KILLED)
