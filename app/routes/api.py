@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictStr
 
-from app.execution import run_snippet
+from app.execution import run_snippet_async
 from app.store import trace_id
 
 router = APIRouter(prefix="/api", tags=["traces"])
@@ -23,8 +23,16 @@ class TraceCreated(BaseModel):
     trace: dict
 
 
-@router.post("/traces", response_model=TraceCreated)
-def create_trace(body: TraceRequest, request: Request) -> dict:
+@router.post(
+    "/traces",
+    response_model=TraceCreated,
+    responses={
+        413: {"description": "The code is longer than the limit"},
+        429: {"description": "This client has too many runs waiting (see Retry-After)"},
+        503: {"description": "The server has too many runs waiting (see Retry-After)"},
+    },
+)
+async def create_trace(body: TraceRequest, request: Request) -> dict:
     """Run `code` (or find it already stored) and answer its id, page address and trace.
 
     A snippet that fails still gets a trace: its failure is in `trace.outcome`.
@@ -35,7 +43,7 @@ def create_trace(body: TraceRequest, request: Request) -> dict:
         raise HTTPException(
             413, f"code is {size:,} bytes; the limit is {settings.max_source_bytes:,}"
         )
-    ident, trace = stored_or_run(request, body.code)
+    ident, trace = await stored_or_run(request, body.code)
     return {"id": ident, "url": f"/t/{ident}", "trace": trace}
 
 
@@ -47,12 +55,18 @@ def get_trace(ident: str, request: Request) -> Response:
     return Response(text, media_type="application/json")
 
 
-def stored_or_run(request: Request, code: str) -> tuple[str, dict]:
+# Endings that say more about the server's load than about the code: not kept, so the same
+# code is tried again next time.
+TRANSIENT = {"wall_limit", "crashed"}
+
+
+async def stored_or_run(request: Request, code: str) -> tuple[str, dict]:
     """The same code is never run twice: its trace is looked up by content hash first."""
     store = request.app.state.store
     ident = trace_id(code)
     trace = store.get(ident)
     if trace is None:
-        trace = run_snippet(code)
-        store.put(code, trace)
+        trace = await run_snippet_async(code)
+        if trace["outcome"]["status"] not in TRANSIENT:
+            store.put(code, trace)
     return ident, trace
