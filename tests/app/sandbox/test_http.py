@@ -37,7 +37,10 @@ def test_the_page_says_busy_and_when_to_retry(client, monkeypatch, status_code):
 
 
 def test_the_api_says_busy_and_when_to_retry(client, monkeypatch):
-    monkeypatch.setattr(api, "run_snippet", _busy(503))
+    async def refuse(code):
+        _busy(503)()
+
+    monkeypatch.setattr(api, "run_snippet_async", refuse)
     answer = client.post("/api/traces", json={"code": "print('not stored yet')"})
     assert answer.status_code == 503
     assert answer.headers["retry-after"] == "7"
