@@ -1,0 +1,115 @@
+"""From a trace to what the player shows: two drawn views and a list of narrated steps.
+
+`render(trace)` is a pure function of the trace (docs/trace-format.md): the same trace gives
+the same output, byte for byte. Its shape is documented in docs/render.md. In short:
+
+    {"version": 1,
+     "views": {"tensors": {"svg", "width", "height", "nodes", "frames", "notice"},
+               "autograd": {...}},
+     "steps": [{"index", "seq", "kind", "phase", "generation", "span", "text", ["error"],
+                "tensors": {reveal, hide, focus, values, grads, marks},
+                "autograd": {...}}, ...],
+     "groups": {"g1": {"view", "members", "expanded"}},
+     "notices": [...],
+     "generations": 3}
+
+Modules, one concept each: `graph` (the two graphs), `stacks` (big graphs stacked),
+`layout` (Graphviz and the SVG), `steps` (events → steps), `narration` and `ops` (the words),
+`explain` (errors and limits), `values` (numbers as text), `playback` (a step's still frame).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator
+
+from app.render import graph, layout, playback, stacks, steps
+
+RENDER_VERSION = 1
+
+
+def render(trace: dict, *, expand: Iterable[str] = ()) -> dict:
+    """Both views of a trace, drawn, and its steps. `expand` names stacks (g1, g2, …) of a big
+    graph to draw member by member."""
+    with _no_gc():
+        return _render(trace, frozenset(expand))
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Rendering makes many small objects and no garbage cycles worth chasing; the collector's
+    passes over a big trace would otherwise take a third of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _render(trace: dict, wanted: frozenset[str]) -> dict:
+    scene = graph.build(trace)
+    raw = steps.build(scene)
+    tensors = stacks.stack(scene.tensors, first=1, expand=wanted)
+    autograd = stacks.stack(scene.autograd, first=1 + len(tensors.groups), expand=wanted)
+    stacked = {"tensors": tensors, "autograd": autograd}
+    final = steps.finish(raw, {name: s.rename for name, s in stacked.items()})
+    views, groups, notices = {}, {}, []
+    for name, result in stacked.items():
+        drawing = layout.draw(result.graph, _widest(final, name))
+        views[name] = {
+            "svg": drawing.svg,
+            "width": drawing.width,
+            "height": drawing.height,
+            "nodes": len(result.graph.elements),
+            "frames": playback.frames(final, name, drawing.boxes, (drawing.width, drawing.height)),
+            "notice": result.notice or _empty_notice(name, result.graph),
+        }
+        for gid, members in result.groups.items():
+            groups[gid] = {"view": name, "members": members, "expanded": gid in wanted}
+        if result.notice:
+            notices.append(result.notice)
+    return {
+        "version": RENDER_VERSION,
+        "views": views,
+        "steps": final,
+        "groups": groups,
+        "notices": notices,
+        "generations": max(scene.gens, default=1),
+    }
+
+
+def narrate(trace: dict) -> list[str]:
+    """Only the steps' texts, in order: what lessons, quizzes and golden tests need, without
+    drawing anything (so without Graphviz)."""
+    return [step["text"] for step in steps.build(graph.build(trace))]
+
+
+def _empty_notice(view: str, drawn: graph.Graph) -> str | None:
+    if drawn.elements:
+        return None
+    if view == "autograd":
+        return (
+            "No graph was recorded: no operation had an input that requires grad while grad "
+            "mode was on."
+        )
+    return "The snippet made no tensors."
+
+
+def _widest(final: list[dict], view: str) -> dict[str, dict[str, str]]:
+    """The longest value and grad text each element of a view will show."""
+    texts: dict[str, dict[str, str]] = {}
+    for step in final:
+        delta = step[view]
+        for slot in ("values", "grads"):
+            key = slot[:-1]
+            for element, text in delta.get(slot, {}).items():
+                held = texts.setdefault(element, {})
+                if len(text) > len(held.get(key, "")):
+                    held[key] = text
+    return texts
+
+
+__all__ = ["RENDER_VERSION", "narrate", "render"]

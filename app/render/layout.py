@@ -1,0 +1,401 @@
+"""Drawing a graph with Graphviz (pygraphviz, in-process) and making its SVG ours.
+
+Graphviz lays the graph out once, with every element it will ever show, sized for the longest
+text each will ever hold; then the SVG is rewritten:
+
+- element ids are ours (`t3`, `n2`, `e-t1-o2`), and every other id is removed or made unique,
+  so both views' SVGs can sit in one page;
+- each label line is a <text> with a class saying what it is: `label`, `sub`, `value` (changes
+  as steps play) or `grad` (a gradient, empty until backward reaches it). Edges that carry a
+  gradient get an empty `grad` text at their middle;
+- every text is written by ElementTree, so labels taken from user code (`<script>`, quotes,
+  backslashes, any Unicode) stay text; Graphviz sees them only to measure them;
+- the XML prolog, DOCTYPE, comments and Graphviz's <title> tooltips (node names) are dropped,
+  and each node gets a <title> that says what it is;
+- data-kind, data-gen and (for stacks) data-group attributes, and CSS classes (`node tensor
+  leaf`, `node fn`, `edge next`, …) that the player styles. The fills are set too, from the
+  Okabe–Ito palette (safe for colour-blind readers and in print), so an SVG stands on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from app.render.graph import Edge, Element, Graph
+
+SVG = "http://www.w3.org/2000/svg"
+XLINK = "http://www.w3.org/1999/xlink"
+ET.register_namespace("", SVG)
+ET.register_namespace("xlink", XLINK)
+
+FONT = "Helvetica,Arial,sans-serif"
+FONT_SIZE = 11
+
+# Okabe & Ito (2008): orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple;
+# fills are the same hues mixed with white, so black text stays readable on them.
+INK = "#222222"
+GREY = "#777777"
+BLUE, SKY, GREEN, ORANGE = "#0072B2", "#56B4E9", "#009E73", "#E69F00"
+YELLOW, VERMILLION, PURPLE = "#F0E442", "#D55E00", "#CC79A7"
+TINT = {
+    BLUE: "#CCE3F0",
+    SKY: "#DDF0FB",
+    GREEN: "#CCECE3",
+    ORANGE: "#FAECCC",
+    YELLOW: "#FCFAD9",
+    PURPLE: "#F5E4EE",
+}
+
+_NODE_STYLE: dict[str, dict[str, str]] = {
+    "tensor": {"shape": "box", "style": "rounded,filled", "color": GREY, "fillcolor": "white"},
+    "op": {
+        "shape": "circle",
+        "style": "filled",
+        "color": BLUE,
+        "fillcolor": "white",
+        "width": "0.3",
+        "margin": "0.02",
+        "fontsize": "12",
+    },
+    "fn": {"shape": "box", "style": "filled", "color": BLUE, "fillcolor": TINT[BLUE]},
+    "accumulate": {"shape": "box", "style": "filled", "color": GREEN, "fillcolor": TINT[GREEN]},
+    "saved": {
+        "shape": "box",
+        "style": "filled,dashed",
+        "color": ORANGE,
+        "fillcolor": TINT[ORANGE],
+        "fontsize": "10",
+        "height": "0.3",
+    },
+    "root": {"shape": "box", "style": "rounded,filled", "color": INK, "fillcolor": TINT[YELLOW]},
+}
+_CLASS_FILL = {  # tensors, by what they are
+    "requires-grad": TINT[SKY],
+    "nonleaf": TINT[ORANGE],
+    "grad": TINT[GREEN],
+}
+_EDGE_STYLE: dict[str, dict[str, str]] = {
+    "flow": {"color": INK},
+    "next": {"color": BLUE},
+    "root-link": {"color": INK},
+    "saved-link": {"color": ORANGE, "style": "dashed"},
+    "grad-link": {"color": GREEN, "style": "dashed"},
+    "detach": {"color": GREY, "style": "dotted"},
+}
+
+
+@dataclass
+class Drawing:
+    svg: str
+    width: float  # in points, as Graphviz sizes it
+    height: float
+    boxes: dict[str, tuple[float, float, float, float]]  # node id → x0, y0, x1, y1 (viewBox)
+
+
+def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
+    """Lay out and draw `graph`. `texts[id]` holds the longest `value` and `grad` text each
+    element will ever show (the node is sized for them); elements start with their own value
+    and an empty gradient."""
+    import pygraphviz  # here, so steps and narration work where Graphviz is not installed
+
+    agraph = pygraphviz.AGraph(directed=True, strict=False, name=graph.view)
+    agraph.graph_attr.update(
+        rankdir="TB",
+        nodesep="0.25",
+        ranksep="0.35",
+        bgcolor="transparent",
+        outputorder="edgesfirst",
+        fontname=FONT,
+        fontsize=str(FONT_SIZE),
+    )
+    agraph.node_attr.update(
+        fontname=FONT, fontsize=str(FONT_SIZE), penwidth="1.2", margin="0.08,0.03", height="0.3"
+    )
+    agraph.edge_attr.update(arrowsize="0.6", penwidth="1.1")
+    for element in graph.elements.values():
+        lines = _slots(element, texts.get(element.id, {}))
+        attrs = {**_node_style(element), "label": "\n".join(_measure(t) for _, t in lines)}
+        agraph.add_node(element.id, id=element.id, **{"class": " ".join(element.classes)}, **attrs)
+    routed = _hub_edges(graph)
+    skipped = set(routed)
+    for edge in graph.edges.values():
+        if edge.id in skipped:
+            continue
+        attrs = {**_EDGE_STYLE.get(edge.classes[0], {})}
+        if edge.back:
+            attrs["dir"] = "back"
+        if not edge.arrow:
+            attrs["dir"] = "none"
+        agraph.add_edge(
+            edge.tail,
+            edge.head,
+            key=edge.id,
+            id=edge.id,
+            **{"class": " ".join(edge.classes)},
+            **attrs,
+        )
+    agraph.layout(prog="dot")
+    raw = agraph.draw(format="svg")
+    return _rewrite(raw, graph, texts, routed)
+
+
+HUB_KEEP = 3  # a hub's first few edges, which Graphviz lays out…
+HUB_LIMIT = 6  # …once it has more than this many; the rest we draw (see _hub_edges)
+
+
+def _hub_edges(graph: Graph) -> list[str]:
+    """Edges from a hub (a tensor used all through a loop, a leaf's AccumulateGrad) past its
+    first few, in order. Each such edge spans many ranks, and Graphviz's cost grows with the
+    span of every edge: a 500-node recurrence takes seconds with them and milliseconds
+    without. So they are left out of the layout and drawn afterwards, down a lane beside the
+    picture (see _curve)."""
+    by_tail: dict[str, list[str]] = {}
+    for edge in graph.edges.values():
+        # a .grad's link, a saved tensor's: short by nature, and they place what they lead to
+        if edge.tail != edge.head and edge.classes[0] in ("flow", "next"):
+            by_tail.setdefault(edge.tail, []).append(edge.id)
+    return [e for edges in by_tail.values() if len(edges) > HUB_LIMIT for e in edges[HUB_KEEP:]]
+
+
+def _slots(element: Element, texts: dict[str, str]) -> list[tuple[str, str]]:
+    """(class, text to size for) for each line of a node's label."""
+    lines = [("label", element.lines[0])] + [("sub", line) for line in element.lines[1:]]
+    if element.value is not None:
+        lines.append(("value", _longest(element.value, texts.get("value", ""))))
+    if texts.get("grad"):
+        lines.append(("grad", texts["grad"]))
+    return lines
+
+
+def _longest(a: str, b: str) -> str:
+    return b if len(b) > len(a) else a
+
+
+def _measure(text: str) -> str:
+    """A stand-in Graphviz can measure but never interprets: no escapes, no HTML labels."""
+    text = text.replace("\\", "/").replace("<", "‹").replace(">", "›").replace("\n", " ")
+    text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot go to C
+    return text.strip() or " "
+
+
+def _node_style(element: Element) -> dict[str, str]:
+    kind = element.kind
+    stacked = kind == "group"
+    if stacked:  # a stack looks like what it stacks, drawn doubled
+        kind = element.classes[1] if len(element.classes) > 1 else "tensor"
+    style = dict(_NODE_STYLE.get(kind, _NODE_STYLE["tensor"]))
+    if stacked:
+        style["peripheries"] = "2"
+        if kind == "op":
+            style.update(shape="box", style="rounded,filled")
+    if kind == "tensor":
+        for cls, fill in _CLASS_FILL.items():
+            if cls in element.classes:
+                style["fillcolor"] = fill
+    elif kind == "op" and "unrecorded" in element.classes:
+        style.update(color=GREY, style="filled,dashed")
+    return style
+
+
+# ***** rewriting Graphviz's SVG *****
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _rewrite(
+    raw: bytes, graph: Graph, texts: dict[str, dict[str, str]], routed: list[str]
+) -> Drawing:
+    root = ET.fromstring(raw)  # comments, the prolog and the DOCTYPE are dropped here
+    ns = f"{{{SVG}}}"
+    view = graph.view
+    root.set("class", f"gradtrace-graph {view}")
+    root.set("data-view", view)
+    root.set("role", "img")
+    root.set("aria-label", f"The {view} graph")
+    boxes: dict[str, tuple[float, float, float, float]] = {}
+    local: dict[str, tuple[float, float, float, float]] = {}  # in the graph's own coordinates
+    shift = (0.0, 0.0)
+    drawing = root
+    for group in root.iter(f"{ns}g"):
+        for title in group.findall(f"{ns}title"):
+            group.remove(title)
+        classes = (group.get("class") or "").split()
+        gid = group.get("id", "")
+        if "graph" in classes:
+            group.set("id", f"{view}-graph")
+            shift = _translation(group.get("transform", ""))
+            drawing = group
+        elif "node" in classes and gid in graph.elements:
+            _node(group, graph.elements[gid], texts.get(gid, {}), ns)
+            box = _extent(group, ns)
+            if box is not None:
+                x0, y0, x1, y1 = box
+                local[gid] = box
+                boxes[gid] = (x0 + shift[0], y0 + shift[1], x1 + shift[0], y1 + shift[1])
+        elif "edge" in classes and gid in graph.edges:
+            _edge(group, graph.edges[gid], bool(texts.get(gid, {}).get("grad")), ns)
+        elif gid:
+            del group.attrib["id"]  # clusters and the like: Graphviz numbers them per SVG
+    width = float(root.get("width", "0pt").removesuffix("pt"))
+    height = float(root.get("height", "0pt").removesuffix("pt"))
+    lanes = _lanes(graph, routed, local)
+    for n, edge_id in enumerate(routed):  # under the nodes, as Graphviz draws its edges
+        edge = graph.edges[edge_id]
+        if edge.tail in local and edge.head in local:
+            group = _curve(edge, local[edge.tail], local[edge.head], lanes[edge.tail], ns)
+            drawing.insert(n, group)
+            _edge(group, edge, bool(texts.get(edge_id, {}).get("grad")), ns)
+    if lanes:  # lanes beside the picture: widen it to hold them (and their gradients' text)
+        left = max(0.0, -(min(lanes.values()) + shift[0]) + 12)
+        right = max(0.0, max(lanes.values()) + shift[0] + 60 - width)
+        if left or right:
+            width += left + right
+            shift = (shift[0] + left, shift[1])
+            drawing.set("transform", f"translate({shift[0]:.2f} {shift[1]:.2f})")
+            root.set("width", f"{width:.0f}pt")
+            root.set("viewBox", f"0.00 0.00 {width:.2f} {height:.2f}")
+            boxes = {k: (b[0] + left, b[1], b[2] + left, b[3]) for k, b in boxes.items()}
+    return Drawing(ET.tostring(root, encoding="unicode"), width, height, boxes)
+
+
+def _translation(transform: str) -> tuple[float, float]:
+    found = re.search(r"translate\(([-\d.]+)[ ,]+([-\d.]+)\)", transform)
+    return (float(found.group(1)), float(found.group(2))) if found else (0.0, 0.0)
+
+
+def _extent(group: ET.Element, ns: str) -> tuple[float, float, float, float] | None:
+    """The bounding box of a node's shapes, in its graph's coordinates."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for shape in group:
+        if shape.tag == f"{ns}ellipse":
+            cx, cy = float(shape.get("cx", 0)), float(shape.get("cy", 0))
+            rx, ry = float(shape.get("rx", 0)), float(shape.get("ry", 0))
+            xs += [cx - rx, cx + rx]
+            ys += [cy - ry, cy + ry]
+        elif shape.tag in (f"{ns}polygon", f"{ns}path", f"{ns}polyline"):
+            numbers = [float(n) for n in _NUMBER.findall(shape.get("points") or shape.get("d", ""))]
+            xs += numbers[0::2]
+            ys += numbers[1::2]
+    if not xs or not ys:
+        return None
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _node(group: ET.Element, element: Element, texts: dict[str, str], ns: str) -> None:
+    group.set("data-kind", element.kind)
+    group.set("data-gen", str(element.gen))
+    if element.members:
+        group.set("data-group", " ".join(element.members))
+    title = ET.Element(f"{ns}title")
+    title.text = element.title or element.lines[0]
+    group.insert(0, title)
+    lines = _slots(element, texts)
+    shown = [text for _, text in lines]
+    shown[len(element.lines) :] = [
+        element.value if cls == "value" else "" for cls, _ in lines[len(element.lines) :]
+    ]
+    for line, node, (cls, _) in zip(shown, group.findall(f"{ns}text"), lines, strict=False):
+        node.set("class", cls)
+        node.text = line
+
+
+def _edge(group: ET.Element, edge: Edge, carries_grad: bool, ns: str) -> None:
+    group.set("data-gen", str(edge.gen))
+    if not carries_grad:
+        return
+    path = group.find(f"{ns}path")
+    if path is None:
+        return
+    x, y = _middle(path.get("d", ""))
+    text = ET.SubElement(
+        group,
+        f"{ns}text",
+        {
+            "class": "grad",
+            "x": f"{x + 4:.2f}",
+            "y": f"{y + 3:.2f}",
+            "text-anchor": "start",
+            "font-family": FONT,
+            "font-size": str(FONT_SIZE - 1),
+            "fill": VERMILLION,
+        },
+    )
+    text.text = ""
+
+
+LANE_GAP = 10.0  # between the nodes and the first lane, and between lanes
+
+
+def _lanes(graph: Graph, routed: list[str], boxes: dict[str, tuple]) -> dict[str, float]:
+    """For each hub, the x of the lane its drawn edges run down: beside every node they pass,
+    on the side of the picture nearer the hub, each hub on a lane of its own."""
+    if not boxes:
+        return {}
+    middle = (min(b[0] for b in boxes.values()) + max(b[2] for b in boxes.values())) / 2
+    reach: dict[str, list[float]] = {}
+    for edge_id in routed:
+        edge = graph.edges[edge_id]
+        if edge.tail in boxes and edge.head in boxes:
+            span = reach.setdefault(edge.tail, [boxes[edge.tail][1], boxes[edge.tail][3]])
+            span[0] = min(span[0], boxes[edge.head][1])
+            span[1] = max(span[1], boxes[edge.head][3])
+    lanes: dict[str, float] = {}
+    used = {"left": 0, "right": 0}
+    for hub, (top, bottom) in reach.items():
+        passed = [b for b in boxes.values() if b[3] >= top and b[1] <= bottom]
+        side = "left" if (boxes[hub][0] + boxes[hub][2]) / 2 <= middle else "right"
+        used[side] += 1
+        gap = LANE_GAP * used[side]
+        if side == "left":
+            lanes[hub] = min(b[0] for b in passed) - gap
+        else:
+            lanes[hub] = max(b[2] for b in passed) + gap
+    return lanes
+
+
+def _curve(edge: Edge, tail: tuple, head: tuple, lane: float, ns: str) -> ET.Element:
+    """An edge Graphviz did not lay out: out of the bottom of its tail, across the gap below
+    it to its hub's lane, down the lane, and across the gap above its head into its top, so
+    that it crosses no node. Three Bézier segments, the middle one straight (the lane)."""
+    style = _EDGE_STYLE.get(edge.classes[0], {})
+    color = style.get("color", INK)
+    x0, x1 = (tail[0] + tail[2]) / 2, (head[0] + head[2]) / 2
+    down = head[1] >= tail[3]
+    y0, y1 = (tail[3], head[1]) if down else (tail[1], head[3])
+    g = 9.0 if down else -9.0  # about half the gap between ranks
+    d = (
+        f"M{x0:.2f},{y0:.2f}C{x0:.2f},{y0 + g:.2f} {lane:.2f},{y0 + g:.2f} "
+        f"{lane:.2f},{y0 + 2 * g:.2f}"
+        f"C{lane:.2f},{y0 + 2 * g:.2f} {lane:.2f},{y1 - 2 * g:.2f} {lane:.2f},{y1 - 2 * g:.2f}"
+        f"C{lane:.2f},{y1 - g:.2f} {x1:.2f},{y1 - g:.2f} {x1:.2f},{y1:.2f}"
+    )
+    group = ET.Element(f"{ns}g", {"id": edge.id, "class": " ".join(("edge", *edge.classes))})
+    path = {"fill": "none", "stroke": color, "stroke-width": "1.1", "d": d}
+    if style.get("style") in ("dashed", "dotted"):
+        path["stroke-dasharray"] = "5,2" if style["style"] == "dashed" else "1,5"
+    ET.SubElement(group, f"{ns}path", path)
+    if edge.arrow:  # into the head, or into the tail for a `back` edge, as Graphviz would
+        x, y, back = (x0, y0, 7.0 if down else -7.0) if edge.back else (x1, y1, -g / 9 * 7)
+        points = f"{x - 3:.2f},{y + back:.2f} {x + 3:.2f},{y + back:.2f} {x:.2f},{y:.2f}"
+        ET.SubElement(group, f"{ns}polygon", {"fill": color, "stroke": color, "points": points})
+    return group
+
+
+def _middle(d: str) -> tuple[float, float]:
+    """The middle of a Graphviz edge path ("M p0 C p1 p2 p3 p4 p5 p6 …", cubic Béziers)."""
+    numbers = [float(n) for n in _NUMBER.findall(d)]
+    points = list(zip(numbers[0::2], numbers[1::2], strict=False))
+    if len(points) < 4:
+        return points[0] if points else (0.0, 0.0)
+    segments = (len(points) - 1) // 3
+    k = segments // 2
+    if segments % 2 == 0:  # an even count: the middle is where two segments meet
+        return points[3 * k]
+    p0, p1, p2, p3 = points[3 * k : 3 * k + 4]
+    return (
+        (p0[0] + 3 * p1[0] + 3 * p2[0] + p3[0]) / 8,
+        (p0[1] + 3 * p1[1] + 3 * p2[1] + p3[1]) / 8,
+    )

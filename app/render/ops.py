@@ -1,0 +1,501 @@
+"""What each operation is, in words: its mark in the picture, what it does, why it saves what
+it saves, and what its backward sends to each input.
+
+One entry per grad_fn class the engine has (engine/functions.py), named as PyTorch names them;
+a test fails when the engine gains a class that has no entry here. Templates use {0}, {1}, {2}
+for the inputs' names, {g} for the gradient that arrives and {i} for an input's position.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Op:
+    symbol: str  # its mark on the op node in the tensors view
+    does: str  # the forward, as a verb phrase: "multiplies {0} and {1}"
+    sends: tuple[str, ...]  # per input: what backward sends it; one entry for every input
+    why: str = ""  # why it saves what it saves: "It saves a and b, because <why>."
+    why_not: str = "its backward needs no values from the forward pass"  # when it saves none
+    inplace: str = ""  # the in-place form (x += y), when it has one: "adds {1} to {0}"
+    number: str = ""  # an op of one tensor and a Python number: how to name the number, {1}
+
+
+OPS: dict[str, Op] = {
+    # ***** pointwise, two inputs *****
+    "AddBackward0": Op(
+        symbol="+",
+        does="adds {0} and {1}",
+        why_not="adding passes the gradient through unchanged, so it needs no values",
+        sends=("{g}", "{g}"),
+        inplace="adds {1} to {0}",
+    ),
+    "SubBackward0": Op(
+        symbol="−",
+        does="subtracts {1} from {0}",
+        why_not="it passes the gradient through, negated for what is subtracted",
+        sends=("{g}", "-{g}"),
+        inplace="subtracts {1} from {0}",
+    ),
+    "RsubBackward1": Op(
+        symbol="−",
+        does="subtracts {0} from {1}",
+        why_not="the gradient is just the incoming one, negated",
+        sends=("-{g}",),
+        number="a number",
+    ),
+    "MulBackward0": Op(
+        symbol="×",
+        does="multiplies {0} and {1}",
+        why="each factor's gradient is the incoming gradient times the other factor",
+        why_not="the other factor is a plain number, which the node keeps as it is",
+        sends=("{g}·{1}", "{g}·{0}"),
+        inplace="multiplies {0} by {1}",
+    ),
+    "DivBackward0": Op(
+        symbol="÷",
+        does="divides {0} by {1}",
+        why="the gradient for {0} is grad/{1}, and for {1} it is -grad·{0}/{1}²",
+        why_not="the divisor is a plain number, which the node keeps as it is",
+        sends=("{g}/{1}", "-{g}·{0}/{1}²"),
+        inplace="divides {0} by {1}",
+    ),
+    "PowBackward0": Op(
+        symbol="**",
+        does="raises {0} to the power {1}",
+        why="the derivative of xⁿ is n·xⁿ⁻¹, which needs x",
+        sends=("{g}·{1}·{0}^({1}-1)",),
+        number="n",
+    ),
+    "PowBackward1": Op(
+        symbol="**",
+        does="raises {0} to the power {1}",
+        why="the base's gradient needs both inputs, and the exponent's needs the result",
+        sends=("{g}·{1}·{0}^({1}-1)", "{g}·result·log({0})"),
+    ),
+    "PowBackward2": Op(
+        symbol="**",
+        does="raises {1} to the power {0}",
+        why="the derivative of cˣ is cˣ·log(c), which is the result times a constant",
+        sends=("{g}·result·log({1})",),
+        number="c",
+    ),
+    "RemainderBackward0": Op(
+        symbol="%",
+        does="takes {0} modulo {1}",
+        why_not="a remainder has slope 1 almost everywhere, so it passes the gradient through",
+        sends=("{g}",),
+        number="a number",
+    ),
+    "RemainderBackward1": Op(
+        symbol="%",
+        does="takes {0} modulo {1}",
+        why="the gradient for {1} is -grad·floor({0}/{1}), which needs both",
+        sends=("{g}", "-{g}·floor({0}/{1})"),
+    ),
+    "FloorDivide": Op(
+        symbol="//",
+        does="divides {0} by {1} and rounds down",
+        why_not="PyTorch has no derivative for floor division, so it is never recorded",
+        sends=("0", "0"),
+    ),
+    "MaximumBackward0": Op(
+        symbol="max",
+        does="takes the larger of {0} and {1} at each element",
+        why="backward must know which input was larger at each element",
+        sends=("{g} where {0} was larger", "{g} where {1} was larger"),
+    ),
+    "MinimumBackward0": Op(
+        symbol="min",
+        does="takes the smaller of {0} and {1} at each element",
+        why="backward must know which input was smaller at each element",
+        sends=("{g} where {0} was smaller", "{g} where {1} was smaller"),
+    ),
+    # ***** pointwise, one input *****
+    "NegBackward0": Op(
+        symbol="−",
+        does="negates {0}",
+        why_not="negating only flips the gradient's sign",
+        sends=("-{g}",),
+        inplace="negates {0}",
+    ),
+    "ExpBackward0": Op(
+        symbol="exp",
+        does="takes e to the power {0}",
+        why="the derivative of eˣ is eˣ itself, the result",
+        sends=("{g}·exp({0})",),
+    ),
+    "LogBackward0": Op(
+        symbol="log",
+        does="takes the natural log of {0}",
+        why="the derivative of log(x) is 1/x, which needs x",
+        sends=("{g}/{0}",),
+    ),
+    "SinBackward0": Op(
+        symbol="sin",
+        does="takes the sine of {0}",
+        why="the derivative of sin(x) is cos(x), which needs x",
+        sends=("{g}·cos({0})",),
+    ),
+    "CosBackward0": Op(
+        symbol="cos",
+        does="takes the cosine of {0}",
+        why="the derivative of cos(x) is -sin(x), which needs x",
+        sends=("-{g}·sin({0})",),
+    ),
+    "TanhBackward0": Op(
+        symbol="tanh",
+        does="applies tanh to {0}",
+        why="the derivative of tanh(x) is 1 - tanh²(x), written with the result",
+        sends=("{g}·(1 - tanh²({0}))",),
+    ),
+    "SigmoidBackward0": Op(
+        symbol="σ",
+        does="applies the sigmoid to {0}",
+        why="the sigmoid's derivative is σ·(1 - σ), written with the result σ",
+        sends=("{g}·σ({0})·(1 - σ({0}))",),
+    ),
+    "ReluBackward0": Op(
+        symbol="relu",
+        does="applies ReLU to {0} (negatives become 0)",
+        why="the result shows where {0} was positive, the only places the gradient passes",
+        sends=("{g} where {0} > 0, else 0",),
+    ),
+    "SqrtBackward0": Op(
+        symbol="√",
+        does="takes the square root of {0}",
+        why="the derivative of √x is 1/(2√x), written with the result",
+        sends=("{g}/(2·√{0})",),
+    ),
+    "AbsBackward0": Op(
+        symbol="abs",
+        does="takes the absolute value of {0}",
+        why="the derivative of |x| is the sign of x, which needs x",
+        sends=("{g}·sign({0})",),
+    ),
+    "ReciprocalBackward0": Op(
+        symbol="1/x",
+        does="takes 1/{0}",
+        why="the derivative of 1/x is -1/x², which is minus the result squared",
+        sends=("-{g}/{0}²",),
+    ),
+    "ClampBackward1": Op(
+        symbol="clamp",
+        does="clamps {0} into a range",
+        why="backward must know which elements were inside the range",
+        sends=("{g} where {0} was inside the range, else 0",),
+        inplace="clamps {0} into a range",
+    ),
+    "ClampMinBackward0": Op(
+        symbol="clamp",
+        does="clamps {0} from below",
+        why="backward must know which elements were above the bound",
+        sends=("{g} where {0} was above the bound, else 0",),
+    ),
+    "ClampMaxBackward0": Op(
+        symbol="clamp",
+        does="clamps {0} from above",
+        why="backward must know which elements were below the bound",
+        sends=("{g} where {0} was below the bound, else 0",),
+    ),
+    "CloneBackward0": Op(
+        symbol="clone",
+        does="copies {0}",
+        why_not="a copy passes the gradient straight through",
+        sends=("{g}",),
+    ),
+    "ToCopyBackward0": Op(
+        symbol="to",
+        does="converts {0} to another dtype",
+        why_not="a conversion passes the gradient straight through (converted back)",
+        sends=("{g}",),
+    ),
+    "WhereBackward0": Op(
+        symbol="where",
+        does="takes {0} where the condition holds and {1} elsewhere",
+        why_not="it keeps the condition, not the values",
+        sends=("{g} where the condition held, else 0", "{g} where it did not, else 0"),
+    ),
+    # ***** reductions *****
+    "SumBackward0": Op(
+        symbol="sum",
+        does="adds up all the elements of {0}",
+        why_not="every element's gradient is just the incoming gradient, so it needs no values",
+        sends=("{g} copied to every element",),
+    ),
+    "SumBackward1": Op(
+        symbol="sum",
+        does="sums {0} along a dimension",
+        why_not="every element's gradient is just the incoming gradient, so it needs no values",
+        sends=("{g} copied along the summed dimension",),
+    ),
+    "MeanBackward0": Op(
+        symbol="mean",
+        does="averages all the elements of {0}",
+        why_not="every element gets the incoming gradient divided by the count",
+        sends=("{g}/n for each of the n elements",),
+    ),
+    "MeanBackward1": Op(
+        symbol="mean",
+        does="averages {0} along a dimension",
+        why_not="every element gets the incoming gradient divided by the count",
+        sends=("{g}/n copied along the averaged dimension",),
+    ),
+    "MaxBackward1": Op(
+        symbol="max",
+        does="takes the largest element of {0}",
+        why="backward must find which elements equal the maximum",
+        sends=("{g} shared among the largest elements",),
+    ),
+    "MinBackward1": Op(
+        symbol="min",
+        does="takes the smallest element of {0}",
+        why="backward must find which elements equal the minimum",
+        sends=("{g} shared among the smallest elements",),
+    ),
+    "MaxBackward0": Op(
+        symbol="max",
+        does="takes the largest elements of {0} along a dimension",
+        why_not="it keeps the indices of the maxima, not any values",
+        sends=("{g} placed where each maximum was",),
+    ),
+    "MinBackward0": Op(
+        symbol="min",
+        does="takes the smallest elements of {0} along a dimension",
+        why_not="it keeps the indices of the minima, not any values",
+        sends=("{g} placed where each minimum was",),
+    ),
+    # ***** shapes and views *****
+    "ViewBackward0": Op(
+        symbol="view",
+        does="views {0} with a new shape (no copy)",
+        why_not="reshaping needs only the old shape",
+        sends=("{g} reshaped back",),
+    ),
+    "UnsafeViewBackward0": Op(
+        symbol="reshape",
+        does="reshapes a copy of {0}",
+        why_not="reshaping needs only the old shape",
+        sends=("{g} reshaped back",),
+    ),
+    "AliasBackward0": Op(
+        symbol="alias",
+        does="makes a new view of all of {0}",
+        why_not="nothing changes, so the gradient passes straight through",
+        sends=("{g}",),
+    ),
+    "TBackward0": Op(
+        symbol="ᵀ",
+        does="transposes {0}",
+        why_not="transposing needs no values",
+        sends=("{g} transposed back",),
+    ),
+    "PermuteBackward0": Op(
+        symbol="permute",
+        does="reorders the dimensions of {0}",
+        why_not="reordering dimensions needs no values",
+        sends=("{g} with its dimensions put back",),
+    ),
+    "TransposeBackward0": Op(
+        symbol="transpose",
+        does="swaps two dimensions of {0}",
+        why_not="swapping dimensions needs no values",
+        sends=("{g} with the two dimensions swapped back",),
+    ),
+    "SqueezeBackward0": Op(
+        symbol="squeeze",
+        does="drops the size-1 dimensions of {0}",
+        why_not="it needs only the old shape",
+        sends=("{g} with the size-1 dimensions put back",),
+    ),
+    "SqueezeBackward1": Op(
+        symbol="squeeze",
+        does="drops a size-1 dimension of {0}",
+        why_not="it needs only the old shape",
+        sends=("{g} with the size-1 dimension put back",),
+    ),
+    "SqueezeBackward4": Op(
+        symbol="squeeze",
+        does="drops size-1 dimensions of {0}",
+        why_not="it needs only the old shape",
+        sends=("{g} with the size-1 dimensions put back",),
+    ),
+    "UnsqueezeBackward0": Op(
+        symbol="unsqueeze",
+        does="adds a size-1 dimension to {0}",
+        why_not="it needs only where the dimension went",
+        sends=("{g} with that dimension removed",),
+    ),
+    "ExpandBackward0": Op(
+        symbol="expand",
+        does="stretches {0} to a bigger shape without copying",
+        why_not="it needs only the old shape",
+        sends=("{g} summed over the stretched dimensions",),
+    ),
+    "SelectBackward0": Op(
+        symbol="[i]",
+        does="picks one slice of {0}",
+        why_not="it keeps only the index",
+        sends=("{g} at the picked index, zeros elsewhere",),
+    ),
+    "SliceBackward0": Op(
+        symbol="[:]",
+        does="takes a slice of {0}",
+        why_not="it keeps only the range",
+        sends=("{g} in the sliced range, zeros elsewhere",),
+    ),
+    "IndexBackward0": Op(
+        symbol="[idx]",
+        does="picks elements of {0} by index",
+        why_not="it keeps only the indices",
+        sends=("{g} added at the picked positions, zeros elsewhere",),
+    ),
+    "UnbindBackward0": Op(
+        symbol="unbind",
+        does="splits {0} into its slices (iterating over a tensor does this)",
+        why_not="it needs only which dimension it split",
+        sends=("the slices' gradients stacked back together",),
+    ),
+    "StackBackward0": Op(
+        symbol="stack",
+        does="stacks its inputs into one tensor along a new dimension",
+        why_not="each input's gradient is just its slice of the incoming one",
+        sends=("slice {i} of {g}",),
+    ),
+    "CatBackward0": Op(
+        symbol="cat",
+        does="joins its inputs end to end",
+        why_not="each input's gradient is just its part of the incoming one",
+        sends=("the part of {g} that came from input {i}",),
+    ),
+    # ***** linear algebra *****
+    "MmBackward0": Op(
+        symbol="@",
+        does="multiplies the matrices {0} and {1}",
+        why="each matrix's gradient is the incoming gradient times the other matrix",
+        sends=("{g} @ {1}ᵀ", "{0}ᵀ @ {g}"),
+    ),
+    "MvBackward0": Op(
+        symbol="@",
+        does="multiplies the matrix {0} by the vector {1}",
+        why="each input's gradient needs the other input",
+        sends=("outer({g}, {1})", "{0}ᵀ @ {g}"),
+    ),
+    "DotBackward0": Op(
+        symbol="dot",
+        does="takes the dot product of {0} and {1}",
+        why="each vector's gradient is the incoming gradient times the other vector",
+        sends=("{g}·{1}", "{g}·{0}"),
+    ),
+    "AddmmBackward0": Op(
+        symbol="addmm",
+        does="computes {0} + {1} @ {2}, the heart of nn.Linear",
+        why="each matrix's gradient needs the other matrix",
+        sends=("{g} summed over the batch", "{g} @ {2}ᵀ", "{1}ᵀ @ {g}"),
+    ),
+    # ***** softmax and losses *****
+    "SoftmaxBackward0": Op(
+        symbol="softmax",
+        does="applies softmax to {0}",
+        why="the softmax's derivative is written with its output",
+        sends=("result·({g} - sum({g}·result))",),
+    ),
+    "LogSoftmaxBackward0": Op(
+        symbol="log_softmax",
+        does="applies log-softmax to {0}",
+        why="the derivative is written with its output (softmax is exp of it)",
+        sends=("{g} - softmax({0})·sum({g})",),
+    ),
+    "MseLossBackward0": Op(
+        symbol="mse",
+        does="takes the mean squared error between {0} and {1}",
+        why="the gradient is 2·({0} - {1})/n, which needs both",
+        sends=("{g}·2·({0} - {1})/n", "-{g}·2·({0} - {1})/n"),
+    ),
+    "NllLossBackward0": Op(
+        symbol="nll",
+        does="takes the negative log-likelihood of the target classes in {0}",
+        why="PyTorch keeps the input along with the targets",
+        sends=("-{g}/n at each target class, 0 elsewhere",),
+    ),
+    # ***** in-place only *****
+    "ZeroBackward0": Op(
+        symbol="zero_",
+        does="fills {0} with zeros",
+        why_not="the old values no longer matter, so their gradient is 0",
+        sends=("0",),
+        inplace="fills {0} with zeros",
+    ),
+    "FillBackward2": Op(
+        symbol="fill_",
+        does="fills {0} with one number",
+        why_not="the old values no longer matter, so their gradient is 0",
+        sends=("0",),
+        inplace="fills {0} with one number",
+    ),
+    "CopyBackwards": Op(
+        symbol="copy_",
+        does="copies {1} into {0}",
+        why_not="the copy passes the gradient to the source and 0 to the old values",
+        sends=("0", "{g}"),
+        inplace="copies {1} into {0}",
+    ),
+    # ***** the leaf end *****
+    "AccumulateGrad": Op(
+        symbol="acc",
+        does="adds an arriving gradient into a leaf's .grad",
+        why_not="it holds the leaf itself, not a copy",
+        sends=("{g}",),
+    ),
+}
+
+# In-place changes that are not operations PyTorch records.
+UNRECORDED_INPLACE = {
+    "setitem": ("[ ]=", "writes into {0}"),
+    "optimizer.step": ("step", "updates {0}"),
+}
+
+_PREFIX = "torch::autograd::"
+_SLOT = re.compile(r"\{(\d+|g|i)\}")
+
+
+def plain(name: str) -> str:
+    """PyTorch's hand-written nodes are named torch::autograd::CopyBackwards; drop the path."""
+    return name[len(_PREFIX) :] if name.startswith(_PREFIX) else name
+
+
+def lookup(name: str) -> Op:
+    """The entry for a grad_fn name; an unknown one (a newer engine) still reads sensibly."""
+    op = OPS.get(plain(name))
+    if op is not None:
+        return op
+    return Op(plain(name), f"applies {plain(name)} to {{0}}", ("?",), why="its backward needs them")
+
+
+def symbol(name: str) -> str:
+    if name in UNRECORDED_INPLACE:
+        return UNRECORDED_INPLACE[name][0]
+    return lookup(name).symbol
+
+
+def fill(template: str, names: list[str], grad: str = "grad", slot: int = 0) -> str:
+    """A template with the inputs' names, the arriving gradient and a position filled in."""
+
+    def one(match: re.Match) -> str:
+        key = match.group(1)
+        if key == "g":
+            return grad
+        if key == "i":
+            return str(slot)
+        index = int(key)
+        return names[index] if index < len(names) else "it"
+
+    return _SLOT.sub(one, template)
+
+
+def sends(name: str, slot: int) -> str:
+    """What the backward of `name` sends to input `slot`, as a template."""
+    rules = lookup(name).sends
+    return rules[slot] if slot < len(rules) else rules[-1]

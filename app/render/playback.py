@@ -1,0 +1,117 @@
+"""What a view shows at step k: the steps' changes folded up to k, and that as a still SVG.
+
+This is the player's contract written in Python. The browser player does the same fold; exports
+(PNG/PDF/GIF frames), the no-JavaScript view and the tests use `still`:
+
+- visible: every id revealed at or before k, minus every id hidden since;
+- values and grads: for each id, the text the latest step at or before k gave it (the SVG
+  holds the starting texts);
+- marks: for each id, the mark ("freed", or "" for none) the latest step gave it;
+- focus: step k's own focus, nothing older.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from app.render.layout import SVG
+
+STYLE = """
+.hidden { visibility: hidden; }
+.focus > ellipse, .focus > polygon, .focus > path { stroke: #D55E00; stroke-width: 2.5; }
+.focus > text.grad, text.grad { font-weight: bold; }
+.freed { opacity: 0.45; }
+.error > ellipse, .error > polygon, .error > path { stroke: #D55E00; stroke-width: 3; }
+"""
+
+
+@dataclass
+class State:
+    visible: dict[str, None] = field(default_factory=dict)  # ordered, for determinism
+    values: dict[str, str] = field(default_factory=dict)
+    grads: dict[str, str] = field(default_factory=dict)
+    marks: dict[str, str] = field(default_factory=dict)
+    focus: list[str] = field(default_factory=list)
+
+
+def state_at(steps: list[dict], view: str, k: int) -> State:
+    """The state of `view` after steps 0..k."""
+    state = State()
+    for step in steps[: k + 1]:
+        delta = step[view]
+        for i in delta.get("hide", ()):
+            state.visible.pop(i, None)
+        for i in delta.get("reveal", ()):
+            state.visible[i] = None
+        state.values.update(delta.get("values", {}))
+        state.grads.update(delta.get("grads", {}))
+        state.marks.update(delta.get("marks", {}))
+    state.focus = list(steps[k][view].get("focus", ())) if steps else []
+    return state
+
+
+def frames(
+    steps: list[dict],
+    view: str,
+    boxes: dict[str, tuple],
+    size: tuple[float, float],
+    pad: float = 8.0,
+) -> list:
+    """For each forward pass, the box [x, y, width, height] (viewBox units) around everything
+    the view shows during it, or None, so a player can frame the pass being played."""
+    visible: dict[str, None] = {}
+    seen: dict[int, set[str]] = {}
+    for step in steps:
+        delta = step[view]
+        gen = step["generation"]
+        for i in delta.get("hide", ()):
+            visible.pop(i, None)
+        if gen not in seen:
+            seen[gen] = set(visible)
+        for i in delta.get("reveal", ()):
+            visible[i] = None
+            seen[gen].add(i)
+    out: list = []
+    for gen in range(1, max(seen, default=0) + 1):
+        shown = [boxes[i] for i in seen.get(gen, ()) if i in boxes]
+        if not shown:
+            out.append(None)
+            continue
+        x0 = max(min(b[0] for b in shown) - pad, 0.0)
+        y0 = max(min(b[1] for b in shown) - pad, 0.0)
+        x1 = min(max(b[2] for b in shown) + pad, size[0])
+        y1 = min(max(b[3] for b in shown) + pad, size[1])
+        out.append([round(x0, 2), round(y0, 2), round(x1 - x0, 2), round(y1 - y0, 2)])
+    return out
+
+
+def still(rendered: dict, view: str, k: int) -> str:
+    """The SVG of `view` as it looks at step k, standing on its own (styles included)."""
+    steps = rendered["steps"]
+    state = state_at(steps, view, k)
+    error = bool(steps) and steps[k]["phase"] == "error"
+    root = ET.fromstring(rendered["views"][view]["svg"])
+    ns = f"{{{SVG}}}"
+    style = ET.Element(f"{ns}style")
+    style.text = STYLE
+    root.insert(0, style)
+    for group in root.iter(f"{ns}g"):
+        gid = group.get("id")
+        classes = (group.get("class") or "").split()
+        if gid is None or not ({"node", "edge"} & set(classes)):
+            continue
+        if gid not in state.visible:
+            classes.append("hidden")
+        if state.marks.get(gid):
+            classes.append(state.marks[gid])
+        if gid in state.focus:
+            classes.append("error" if error else "focus")
+        group.set("class", " ".join(classes))
+        for text in group.findall(f"{ns}text"):
+            slot = text.get("class")
+            if slot == "value" and gid in state.values:
+                text.text = state.values[gid]
+            elif slot == "grad" and gid in state.grads:
+                text.text = state.grads[gid]
+    return ET.tostring(root, encoding="unicode")

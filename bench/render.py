@@ -1,0 +1,123 @@
+"""How fast is the render layer? Layout and whole-render times for graphs of 50, 200 and 500
+drawn nodes, and for a 1,000-iteration training loop (stacked).
+
+    .venv/bin/python bench/render.py [--repeat 5]
+
+Each snippet is traced once, then rendered several times; medians are printed, with the
+trace's own time as the baseline measured in the same run (machines here are shared and noisy,
+so the ratio says more than the milliseconds). "largest step" is the most ids one step changes,
+which bounds the player's work per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.render import graph, layout, render, stacks, steps  # noqa: E402
+from engine.tracer import trace_snippet  # noqa: E402
+
+# Each pass of the loop adds a multiply, an add and a tanh: 6 elements to the tensors view and
+# 5 to the autograd view (3 nodes and 2 saved tensors), so `passes` sets the graph's size.
+RECURRENCE = """
+import torch
+w = torch.tensor(0.9, requires_grad=True)
+b = torch.tensor(0.1, requires_grad=True)
+h = torch.tensor(0.5)
+for step in range({passes}):
+    h = torch.tanh(h * w + b)
+h.backward()
+"""
+
+TRAINING = """
+import torch
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+X = torch.randn(8, 3)
+Y = torch.randn(8)
+opt = torch.optim.SGD([w, b], lr=0.1)
+for step in range(1000):
+    opt.zero_grad()
+    loss = ((X @ w + b - Y) ** 2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
+def median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def layouts(trace: dict, repeat: int) -> dict[str, tuple[int, float]]:
+    """Drawn nodes and median layout (Graphviz + SVG rewrite) time, per view."""
+    scene = graph.build(trace)
+    raw = steps.build(scene)
+    out = {}
+    for view in ("tensors", "autograd"):
+        drawn = stacks.stack(scene.view(view))
+        final = steps.finish(raw, {view: drawn.rename})
+        texts: dict[str, dict[str, str]] = {}
+        for step in final:
+            for key in ("values", "grads"):
+                for element, text in step[view].get(key, {}).items():
+                    held = texts.setdefault(element, {})
+                    if len(text) > len(held.get(key[:-1], "")):
+                        held[key[:-1]] = text
+        seconds = median_time(lambda d=drawn, t=texts: layout.draw(d.graph, t), repeat)
+        out[view] = (len(drawn.graph.elements), seconds)
+    return out
+
+
+def row(name: str, code: str, repeat: int) -> None:
+    start = time.perf_counter()
+    trace = trace_snippet(code)
+    traced = time.perf_counter() - start
+    rendered = render(trace)
+    whole = median_time(lambda: render(trace), repeat)
+    per_view = layouts(trace, repeat)
+    largest = max(
+        sum(
+            len(step[view].get(key, ()))
+            for key in ("reveal", "hide", "focus", "values", "grads", "marks")
+        )
+        for step in rendered["steps"]
+        for view in ("tensors", "autograd")
+    )
+    size = len(json.dumps(rendered, ensure_ascii=False).encode())
+    views = "  ".join(
+        f"{view} {nodes:>4} nodes, layout {seconds * 1000:6.1f} ms"
+        for view, (nodes, seconds) in per_view.items()
+    )
+    print(
+        f"{name:<22} {len(trace['events']):>6} events  {views}  render {whole * 1000:7.1f} ms "
+        f"({whole / traced:4.1f}× the trace's {traced * 1000:.0f} ms)  "
+        f"{len(rendered['steps']):>5} steps, largest step {largest:>4} ids, {size / 1024:,.0f} KiB"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    repeat = parser.parse_args().repeat
+    gc.collect()
+    for target in (50, 200, 500):
+        passes = max(1, (target - 4) // 6)  # the tensors view is the bigger one
+        row(f"{target}-node graph", RECURRENCE.format(passes=passes), repeat)
+    row("1,000-pass loop", TRAINING, max(1, repeat // 2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,325 @@
+"""Narration: golden text for representative snippets, and a sentence for every event kind and
+every operation the engine has."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+from app.render import narrate, ops, render, values
+from app.render.explain import STATUSES, explain_error, explain_status
+from app.render.narration import article
+from engine import functions
+from engine.graph import Node
+from engine.tracer import trace_snippet
+
+HERE = Path(__file__).parent
+GOLDEN = json.loads((HERE / "golden" / "narration.json").read_text())["snippets"]
+SCHEMA = json.loads((HERE.parents[2] / "docs" / "trace.schema.json").read_text())
+EVENT_KINDS = {
+    SCHEMA["$defs"][ref["$ref"].split("/")[-1]]["properties"]["kind"]["const"]
+    for ref in SCHEMA["$defs"]["event"]["oneOf"]
+}
+
+
+@pytest.mark.parametrize("snippet", GOLDEN, ids=[s["slug"] for s in GOLDEN])
+def test_narration_matches_the_golden_text(snippet):
+    kwargs = {} if snippet["max_events"] is None else {"max_events": snippet["max_events"]}
+    got = narrate(trace_snippet(snippet["source"], **kwargs))
+    assert got == snippet["steps"], "re-record with tools/record_narration.py and review the diff"
+
+
+def test_render_and_narrate_agree():
+    trace = trace_snippet(GOLDEN[0]["source"])
+    assert [s["text"] for s in render(trace)["steps"]] == narrate(trace)
+
+
+def test_the_seed_walkthrough_is_told_with_its_numbers():
+    text = "\n".join(GOLDEN[0]["steps"])
+    assert "MulBackward0 receives ∂d/∂(a*b) = 1 and sends 1·b = 4 to a and 1·a = 3 to b." in text
+    assert "a.grad = 1 (through AddBackward0) + 4 (through MulBackward0) = 5." in text
+    assert (
+        "backward() is done: the graph's saved tensors are freed (MulBackward0's a and b). "
+        "Calling backward() through it again raises an error unless retain_graph=True."
+    ) in text
+    assert "Note that a now reaches the graph along two paths" in text
+
+
+# ***** every operation *****
+
+
+def engine_node_names() -> list[str]:
+    """Every grad_fn class engine/functions.py defines, by the name PyTorch gives it."""
+    names = []
+    for _, cls in inspect.getmembers(functions, inspect.isclass):
+        if issubclass(cls, Node) and cls is not Node and cls.__module__ == functions.__name__:
+            names.append(ops.plain(cls.name(cls.__new__(cls))))
+    return sorted(names)
+
+
+def test_every_engine_op_has_words():
+    names = engine_node_names()
+    assert len(names) > 60
+    missing = [name for name in names if name not in ops.OPS]
+    assert not missing, f"add these to app/render/ops.py: {missing}"
+
+
+def synthetic(name: str, inplace: bool = False) -> dict:
+    """A small, valid trace in which op `name` runs on two leaves and is backpropagated."""
+    entry = ops.OPS[name]
+    slots = 1 if entry.number or len(entry.sends) == 1 else max(len(entry.sends), 2)
+    leaves = [f"t{i}" for i in range(1, slots + 1)]
+    out = leaves[0] if inplace else f"t{slots + 1}"
+    accs = [f"n{i}" for i in range(2, slots + 2)]
+    tensors = {
+        tid: {
+            "label": f"x{i}",
+            "shape": [2],
+            "dtype": "float32",
+            "requires_grad": True,
+            "is_leaf": True,
+            "grad_fn": None,
+            "value": [1.0, 2.0],
+            "created": i,
+        }
+        for i, tid in enumerate(leaves)
+    }
+    op_seq = slots
+    if not inplace:
+        tensors[out] = {
+            "label": "y",
+            "shape": [2],
+            "dtype": "float32",
+            "requires_grad": True,
+            "is_leaf": False,
+            "grad_fn": "n1",
+            "value": [3.0, 4.0],
+            "created": op_seq,
+        }
+    nodes = {
+        "n1": {
+            "name": name,
+            "inputs": leaves,
+            "outputs": [out],
+            "next": [[a, 0] for a in accs],
+            "saved": [leaves[0], "result"],
+            "formula": "grad_self = grad",
+            "created": op_seq,
+        },
+    }
+    for tid, acc in zip(leaves, accs, strict=True):
+        nodes[acc] = {
+            "name": "AccumulateGrad",
+            "inputs": [],
+            "outputs": [],
+            "next": [],
+            "saved": [],
+            "formula": "leaf.grad += grad",
+            "created": op_seq,
+            "variable": tid,
+        }
+    span = [2, 0, 2, 9]
+    events = [
+        {"seq": i, "kind": "tensor", "tensor": tid, "op": "tensor", "inputs": [], "span": span}
+        for i, tid in enumerate(leaves)
+    ]
+    if inplace:
+        events.append(
+            {
+                "seq": op_seq,
+                "kind": "inplace",
+                "tensor": out,
+                "name": name,
+                "node": "n1",
+                "inputs": leaves,
+                "version": 1,
+                "value": [3.0, 4.0],
+                "span": span,
+            }
+        )
+    else:
+        events.append(
+            {
+                "seq": op_seq,
+                "kind": "op",
+                "name": name,
+                "node": "n1",
+                "inputs": leaves,
+                "outputs": [out],
+                "span": span,
+            }
+        )
+    grads = [[1.0, 1.0] for _ in leaves]
+    tail = [
+        {"kind": "backward_begin", "roots": [out], "grads": [[1.0, 1.0]], "retain_graph": False},
+        {
+            "kind": "node_backward",
+            "node": "n1",
+            "grad_outputs": [[1.0, 1.0]],
+            "grad_inputs": grads,
+            "sources": [{"from": None, "grad": [1.0, 1.0]}],
+        },
+    ]
+    for i, (tid, acc) in enumerate(zip(leaves, accs, strict=True)):
+        grad_id = f"t{slots + 2 + i}"
+        tensors[grad_id] = {
+            "label": f"x{i}.grad",
+            "shape": [2],
+            "dtype": "float32",
+            "requires_grad": False,
+            "is_leaf": True,
+            "grad_fn": None,
+            "value": [1.0, 1.0],
+            "created": op_seq + 3 + i,
+        }
+        tail.append(
+            {
+                "kind": "accumulate",
+                "tensor": tid,
+                "node": acc,
+                "contribution": [1.0, 1.0],
+                "grad": [1.0, 1.0],
+                "grad_tensor": grad_id,
+                "sources": [{"from": "n1", "grad": [1.0, 1.0]}],
+            }
+        )
+    tail += [{"kind": "free", "nodes": ["n1"]}, {"kind": "backward_end", "retain_graph": False}]
+    for n, event in enumerate(tail, start=op_seq + 1):
+        events.append({"seq": n, **event, "span": [3, 0, 3, 12]})
+    return {
+        "version": 1,
+        "code": "import torch\ny = op(x0, x1)\ny.backward()\n",
+        "tensors": tensors,
+        "nodes": nodes,
+        "events": events,
+        "stdout": "",
+        "stderr": "",
+        "outcome": {"status": "ok"},
+        "limits": {"truncated": False, "max_events": 20000},
+    }
+
+
+@pytest.mark.parametrize("name", sorted(set(ops.OPS) - {"AccumulateGrad"}))
+def test_every_op_is_narrated_forwards_and_backwards(name):
+    view = render(synthetic(name))
+    by_kind = {s["kind"]: s["text"] for s in view["steps"]}
+    assert ops.fill(ops.OPS[name].does, ["x0", "x1", "x2"]).split(" ")[0] in by_kind["op"]
+    assert f"records {article(name)} node" in by_kind["op"]
+    assert by_kind["node_backward"].startswith(f"{name} receives")
+    assert " sends " in by_kind["node_backward"]
+    for text in by_kind.values():
+        assert text and "{" not in text and "}" not in text and "  " not in text
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in ops.OPS.items() if op.inplace))
+def test_in_place_ops_are_narrated(name):
+    view = render(synthetic(name, inplace=True))
+    text = next(s["text"] for s in view["steps"] if s["kind"] == "inplace")
+    assert "in place" in text and f"records {name}" in text and "{" not in text
+
+
+def test_unrecorded_in_place_changes_are_narrated():
+    for name in ops.UNRECORDED_INPLACE:
+        assert ops.symbol(name)
+
+
+# ***** every event kind *****
+
+KINDS = """\
+import torch
+a = torch.tensor(2.0, requires_grad=True)
+b = a * 3
+b.retain_grad()
+with torch.no_grad():
+    c = a * 2
+b += 1
+b.backward()
+print(a.grad, b.grad)
+b.backward()
+"""
+
+
+def test_every_event_kind_is_narrated():
+    trace = trace_snippet(KINDS)
+    kinds = {e["kind"] for e in trace["events"]}
+    assert kinds == EVENT_KINDS, f"make KINDS cover {EVENT_KINDS - kinds}"
+    steps = render(trace)["steps"]
+    covered = set()
+    for step in steps:
+        assert step["text"].strip()
+        first, last = step["seq"]
+        covered.update(range(first, last + 1))
+    assert covered == set(range(len(trace["events"])))
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        ("x = torch.ones(3, requires_grad=True)\n(x * 2).backward()\n", "(y.sum().backward())"),
+        ("x = torch.ones(3)\n(x * 2).sum().backward()\n", "requires_grad=True"),
+        ("x = torch.ones(3)\nprint(x.item())\n", ".item() turns a one-element tensor"),
+        ("x = torch.ones(3)\ny = x + torch.ones(4)\n", "cannot be broadcast together"),
+        ("x = torch.ones(3, 2)\ny = x @ x\n", "(2 ≠ 3 here)"),
+        ("x = torch.ones(2, requires_grad=True)\nx += 1\n", "inside torch.no_grad()"),
+        ("x = torch.fft.fft(torch.ones(3))\n", "The same code runs in real PyTorch."),
+        ("x = (1,\n", "Python could not read the snippet"),
+    ],
+)
+def test_common_errors_are_explained(code, says):
+    view = render(trace_snippet("import torch\n" + code))
+    error = view["steps"][-1]
+    assert error["phase"] == "error" and error["span"] is not None
+    assert error["error"]["message"] and says in error["error"]["explanation"]
+    assert error["text"].startswith(f"Line {error['span'][0]}: The snippet stops with ")
+    assert error["error"]["explanation"] in error["text"]
+
+
+def test_backward_twice_is_explained_at_the_node_that_fails():
+    view = render(trace_snippet(GOLDEN_BY_SLUG["backward-twice"]["source"]))
+    error = view["steps"][-1]
+    assert "retain_graph=True" in error["error"]["explanation"]
+    assert "It happened at MulBackward0, whose saved tensors" in error["text"]
+    assert error["autograd"]["focus"][0] == "n1"
+
+
+GOLDEN_BY_SLUG = {s["slug"]: s for s in GOLDEN}
+
+
+def test_a_truncated_trace_says_where_and_why_it_stopped():
+    steps = render(trace_snippet(GOLDEN_BY_SLUG["truncated"]["source"], max_events=8))["steps"]
+    last = steps[-1]
+    assert last["kind"] == "limit" and last["error"]["type"] == "truncated"
+    assert last["span"][0] == 5 and "after 8 events" in last["text"]
+
+
+@pytest.mark.parametrize("status", sorted(STATUSES))
+def test_every_sandbox_limit_is_explained(status):
+    trace = trace_snippet("import torch\nx = torch.ones(2)\n")
+    trace["outcome"] = {"status": status, "message": "Stopped after 5 s of CPU time."}
+    last = render(trace)["steps"][-1]
+    assert last["kind"] == "limit" and last["phase"] == "error"
+    assert explain_status(status) in last["text"] and "Stopped after 5 s" in last["text"]
+
+
+def test_unknown_errors_still_get_a_line():
+    assert explain_error("KeyError", "'x'").startswith("The snippet raised KeyError")
+
+
+# ***** numbers as text *****
+
+
+def test_values_read_well():
+    assert values.say(4.0) == "4"
+    assert values.say(0.29342890) == "0.2934"
+    assert values.say(-0.0) == "0"
+    assert values.say("nan") == "nan"
+    assert values.say(True) == "True"
+    assert values.say([[1.0, 2.0], [3.0, 4.0]]) == "[[1, 2], [3, 4]]"
+    summary = {"shape": [32, 64], "min": -1, "max": 1, "mean": 0, "first": [0.1]}
+    assert values.say(summary) == "a 32×64 tensor"
+    assert values.say([0.0] * 10) == "a tensor of 10 values"
+    assert values.box([0.0] * 10) == "10 values"
+    assert values.box(summary) == "32×64"
