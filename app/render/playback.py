@@ -86,16 +86,18 @@ def frames(
     return out
 
 
-def still(rendered: dict, view: str, k: int) -> str:
-    """The SVG of `view` as it looks at step k, standing on its own (styles included)."""
+def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
+    """The SVG of `view` as it looks at step k. Standalone, it carries its own styles; inside a
+    page (whose stylesheet has the same rules, and whose CSP refuses inline styles) it does not."""
     steps = rendered["steps"]
     state = state_at(steps, view, k)
     error = bool(steps) and steps[k]["phase"] == "error"
     root = ET.fromstring(rendered["views"][view]["svg"])
     ns = f"{{{SVG}}}"
-    style = ET.Element(f"{ns}style")
-    style.text = STYLE
-    root.insert(0, style)
+    if standalone:
+        style = ET.Element(f"{ns}style")
+        style.text = STYLE
+        root.insert(0, style)
     for group in root.iter(f"{ns}g"):
         gid = group.get("id")
         classes = (group.get("class") or "").split()

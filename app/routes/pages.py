@@ -1,33 +1,33 @@
-"""The page where a snippet is typed and run. htmx requests get the partial, others the page."""
+"""The playground's pages. htmx requests get the partial, plain requests the whole page.
+
+`/` is the editor with an example loaded; `POST /run` runs the snippet (through the sandbox and
+the store) and answers the player; `/t/{id}` shows a stored trace, `#step=N` opening at step N.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Header, Request
 from fastapi.responses import HTMLResponse
 
-from app.execution import run_snippet_async
+from app.examples import BY_SLUG, DEFAULT, EXAMPLES
+from app.render import render
+from app.render.inspector import facts
+from app.render.playback import still
+from app.routes.api import stored_or_run
 from app.sandbox import SandboxBusy
 
 router = APIRouter()
 
-MAX_SOURCE_BYTES = 20_000
-
-SEED_EXAMPLE = """import torch
-
-a = torch.tensor(3.0, requires_grad=True)
-b = torch.tensor(4.0, requires_grad=True)
-c = a * b
-d = c + a
-d.backward()
-print(a.grad.item(), b.grad.item())
-"""
+_ELEMENT_ID = re.compile(r'<g id="([^"]+)"')
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request):
-    return _render(request, "index.html", {"code": SEED_EXAMPLE, "trace": None})
+def index(request: Request, example: str | None = None):
+    chosen = BY_SLUG.get(example or "", DEFAULT)
+    return _page(request, "index.html", {"code": chosen.code, "chosen": chosen.slug})
 
 
 @router.post("/run", response_class=HTMLResponse)
@@ -37,24 +37,51 @@ async def run(
     hx_request: Annotated[str | None, Header()] = None,
 ):
     page = "_result.html" if hx_request else "index.html"
-    if len(code.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
-        context = {"code": code, "trace": None,
-                   "problem": f"The snippet is longer than {MAX_SOURCE_BYTES:,} bytes."}
-        return _render(request, page, context, 413)
+    limit = request.app.state.settings.max_source_bytes
+    if len(code.encode("utf-8", "surrogatepass")) > limit:
+        problem = f"The snippet is longer than {limit:,} bytes."
+        return _page(request, page, {"code": code, "problem": problem}, 413)
     try:
-        trace = await run_snippet_async(code)
+        ident, trace = await stored_or_run(request, code)
     except SandboxBusy as busy:
-        context = {"code": code, "trace": None, "problem": busy.message}
-        return _render(request, page, context, busy.status_code,
-                       headers={"Retry-After": str(busy.retry_after)})
-    context = {"code": code, "trace": trace}
-    return _render(request, page, context)
+        return _page(request, page, {"code": code, "problem": busy.message}, busy.status_code,
+                     headers={"Retry-After": str(busy.retry_after)})
+    headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
+    return _page(request, page, _player(code, ident, trace), headers=headers)
 
 
-def _render(
-    request: Request, name: str, context: dict, status_code: int = 200, headers=None
-):
-    templates = request.app.state.templates
-    return templates.TemplateResponse(
+@router.get("/t/{ident}", response_class=HTMLResponse)
+def show(request: Request, ident: str, hx_request: Annotated[str | None, Header()] = None):
+    trace = request.app.state.store.get(ident)
+    if trace is None:
+        return _page(request, "missing.html", {"ident": ident}, 404)
+    page = "_result.html" if hx_request else "index.html"
+    return _page(request, page, _player(trace["code"], ident, trace))
+
+
+def _player(code: str, ident: str, trace: dict) -> dict:
+    """Everything the player partial needs: the drawn views, the steps, and the final stills."""
+    rendered = render(trace)
+    last = max(len(rendered["steps"]) - 1, 0)
+    views = rendered["views"]
+    element_ids = [i for view in views.values() for i in _ELEMENT_ID.findall(view["svg"])]
+    return {
+        "code": code,
+        "ident": ident,
+        "trace": trace,
+        "rendered": rendered,
+        "finals": {name: still(rendered, name, last, standalone=False) for name in views},
+        "player_data": {
+            "steps": rendered["steps"],
+            "views": {name: {"nodes": view["nodes"]} for name, view in views.items()},
+            "inspect": facts(trace, element_ids),
+        },
+        "lines": code.splitlines(),
+    }
+
+
+def _page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):
+    context = {"examples": EXAMPLES, "chosen": None, "problem": None, "trace": None, **context}
+    return request.app.state.templates.TemplateResponse(
         request, name, context, status_code=status_code, headers=headers
     )

@@ -1,9 +1,12 @@
-"""The playground page and its form, through FastAPI's TestClient."""
+"""The playground's pages through FastAPI's TestClient (snippets run in the real sandbox)."""
+
+import re
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.examples import EXAMPLES
 from app.main import create_app
 
 
@@ -12,32 +15,73 @@ def client(tmp_path):
     return TestClient(create_app(Settings(db_path=tmp_path / "traces.db")))
 
 
-def test_the_page_offers_the_seed_example(client):
+def test_the_page_offers_the_seed_example_and_every_other(client):
     page = client.get("/")
     assert page.status_code == 200
     assert "a = torch.tensor(3.0, requires_grad=True)" in page.text
+    for example in EXAMPLES:
+        assert f'href="/?example={example.slug}"' in page.text
     assert page.headers["x-frame-options"] == "DENY"
     assert "script-src 'self'" in page.headers["content-security-policy"]
 
 
-def test_a_plain_post_returns_the_whole_page_with_the_output(client):
+def test_an_example_link_loads_its_code(client):
+    page = client.get("/?example=no-grad")
+    assert "with torch.no_grad():" in page.text
+    assert 'aria-current="page">no_grad records nothing' in page.text
+
+
+def test_a_plain_post_returns_the_whole_page_with_the_player_and_output(client):
     page = client.post("/run", data={"code": "import torch\nprint(torch.ones(2) * 3)\n"})
     assert page.status_code == 200
     assert "<html" in page.text
+    assert "<grad-player" in page.text
     assert "tensor([3., 3.])" in page.text
 
 
-def test_an_htmx_post_returns_only_the_partial(client):
+def test_an_htmx_post_returns_only_the_partial_and_pushes_the_trace_address(client):
     page = client.post("/run", data={"code": "print(1)"}, headers={"HX-Request": "true"})
     assert page.status_code == 200
     assert "<html" not in page.text
-    assert "Output" in page.text
+    assert "Printed output" in page.text
+    ident = re.search(r'href="/t/(\w+)"', page.text).group(1)
+    assert page.headers["hx-push-url"] == f"/t/{ident}"
 
 
-def test_what_the_snippet_printed_is_escaped(client):
-    page = client.post("/run", data={"code": "print('<script>alert(1)</script>')"})
-    assert "<script>alert(1)</script>" not in page.text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+def test_without_javascript_the_page_has_the_final_graph_and_every_step(client):
+    code = "import torch\na = torch.tensor(3.0, requires_grad=True)\nd = a * a\nd.backward()\n"
+    page = client.post("/run", data={"code": code}).text
+    noscript = page.split("<noscript>")[1].split("</noscript>")[0]
+    assert noscript.count("<svg") == 2  # both views, as they stand after the last step
+    steps = re.findall(r"<li data-phase=\"(\w+)\">", page)
+    assert "forward" in steps and "backward" in steps
+    assert "MulBackward0" in page
+
+
+def test_a_stored_trace_has_its_own_address(client):
+    ident = client.post("/api/traces", json={"code": "print('hello')"}).json()["id"]
+    page = client.get(f"/t/{ident}")
+    assert page.status_code == 200
+    assert "hello" in page.text
+    assert "print(&#39;hello&#39;)" in page.text  # the code is back in the editor, escaped
+
+
+def test_an_unknown_trace_is_a_404_page(client):
+    page = client.get("/t/nosuchtrace")
+    assert page.status_code == 404
+    assert "No trace has the id" in page.text
+
+
+def test_what_the_snippet_wrote_is_escaped_everywhere(client):
+    code = (
+        "import torch\n"
+        "print('<script>alert(1)</script>')\n"
+        "print(torch.tensor(1.0) * len('<b>x</b>'))\n"
+    )
+    page = client.post("/run", data={"code": code}).text
+    assert "<script>alert(1)</script>" not in page
+    assert "<b>x</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 def test_errors_are_shown_with_their_line(client):
@@ -59,9 +103,7 @@ def test_cross_site_posts_are_refused(client):
     assert page.status_code == 403
 
 
-def test_healthz_answers_json(client):
+def test_healthz_answers_json_with_the_sandbox_layers(client):
     health = client.get("/healthz").json()
     assert health["status"] == "ok"
-    assert health["sandbox"]["mode"] == "zygote"
-    assert set(health["sandbox"]["layers"]) >= {"landlock", "seccomp", "namespaces", "rlimits"}
-    assert health["sandbox"]["limits"]["cpu_seconds"] > 0
+    assert "layers" in health["sandbox"]

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
-from app.routes import api, pages
+from app.routes import api
 from app.sandbox import SandboxBusy
 
 
@@ -29,7 +29,7 @@ def test_the_page_says_busy_and_when_to_retry(client, monkeypatch, status_code):
     async def refuse(code):
         _busy(status_code)()
 
-    monkeypatch.setattr(pages, "run_snippet_async", refuse)
+    monkeypatch.setattr(api, "run_snippet_async", refuse)  # pages run through the API's store
     page = client.post("/run", data={"code": "print(1)"}, headers={"HX-Request": "true"})
     assert page.status_code == status_code
     assert page.headers["retry-after"] == "7"
