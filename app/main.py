@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -68,6 +71,13 @@ def create_app(
             status_code=error.status_code,
             headers={"Retry-After": str(error.retry_after)},
         )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        # FastAPI's own handler echoes the input as UTF-8, and fails (a 500) on a lone surrogate
+        # such as {"x": "\ud800"}; ASCII escapes keep any input representable.
+        body = json.dumps({"detail": jsonable_encoder(error.errors())}, ensure_ascii=True)
+        return Response(body, status_code=422, media_type="application/json")
 
     @app.get("/healthz")
     def healthz(request: Request) -> JSONResponse:

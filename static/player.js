@@ -18,9 +18,9 @@ const DOM = {
   scrubber: "[data-scrubber]",
   speed: "[data-speed]",
   counter: "[data-counter]",
-  phase: "[data-phase]",
+  phase: "[data-phase-label]",
   narration: "[data-narration]",
-  views: "[data-view]",
+  views: "figure[data-view]",
   viewToggle: "input[name=view]",
   code: "[data-code]",
   line: "[data-line]",
@@ -151,7 +151,7 @@ class GradPlayer extends HTMLElement {
     if (previous.step !== step || !narration.textContent) narration.textContent = current.text;
     this.querySelector(DOM.counter).textContent = `Step ${step + 1} of ${this.steps.length}`;
     this.querySelector(DOM.phase).textContent = current.phase;
-    this.querySelector(DOM.phase).dataset.phase = current.phase;
+    this.querySelector(DOM.phase).dataset.phaseLabel = current.phase;
     this.querySelector(DOM.scrubber).value = String(step);
     const play = this.querySelector(DOM.play);
     play.textContent = playing ? "Pause" : "Play";

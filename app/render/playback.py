@@ -88,7 +88,8 @@ def frames(
 
 def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
     """The SVG of `view` as it looks at step k. Standalone, it carries its own styles; inside a
-    page (whose stylesheet has the same rules, and whose CSP refuses inline styles) it does not."""
+    page (whose stylesheet has the same rules, and whose CSP refuses inline styles) it does not,
+    and its ids are prefixed `still-`, as that page also holds the live views with the same ids."""
     steps = rendered["steps"]
     state = state_at(steps, view, k)
     error = bool(steps) and steps[k]["phase"] == "error"
@@ -116,4 +117,8 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
                 text.text = state.values[gid]
             elif slot == "grad" and gid in state.grads:
                 text.text = state.grads[gid]
+    if not standalone:
+        for element in root.iter():
+            if element.get("id"):
+                element.set("id", f"still-{element.get('id')}")
     return ET.tostring(root, encoding="unicode")

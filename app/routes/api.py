@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
 from app.execution import run_snippet_async
 from app.store import trace_id
@@ -15,6 +15,16 @@ router = APIRouter(prefix="/api", tags=["traces"])
 class TraceRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     code: StrictStr
+
+    @field_validator("code")
+    @classmethod
+    def _is_unicode_text(cls, code: str) -> str:
+        # JSON can carry a lone surrogate ("\ud800"), which no UTF-8 text (nor the store) holds
+        try:
+            code.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(f"code has a lone surrogate at character {error.start}") from None
+        return code
 
 
 class TraceCreated(BaseModel):
@@ -27,6 +37,7 @@ class TraceCreated(BaseModel):
     "/traces",
     response_model=TraceCreated,
     responses={
+        400: {"description": "The body could not be read as JSON"},
         413: {"description": "The code is longer than the limit"},
         429: {"description": "This client has too many runs waiting (see Retry-After)"},
         503: {"description": "The server has too many runs waiting (see Retry-After)"},

@@ -38,7 +38,11 @@ async def run(
 ):
     page = "_result.html" if hx_request else "index.html"
     limit = request.app.state.settings.max_source_bytes
-    if len(code.encode("utf-8", "surrogatepass")) > limit:
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        return _page(request, page, {"code": "", "problem": "The snippet is not valid text."}, 400)
+    if len(code.encode("utf-8")) > limit:
         problem = f"The snippet is longer than {limit:,} bytes."
         return _page(request, page, {"code": code, "problem": problem}, 413)
     try:

@@ -77,7 +77,18 @@ def browser():
 @pytest.fixture
 def page(browser, request):
     """A fresh page that collects every console error and uncaught exception."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield from _watched_page(browser, request)
+
+
+@pytest.fixture
+def a11y_page(browser, request):
+    """The same, in a context that bypasses the page's CSP so that tests may inject scripts
+    (axe-core). For the accessibility tests only: every other test keeps the real CSP."""
+    yield from _watched_page(browser, request, bypass_csp=True)
+
+
+def _watched_page(browser, request, **options):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
     page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error"

@@ -1,0 +1,179 @@
+"""axe-core on every page the app has: no serious or critical accessibility violations.
+
+axe-core is vendored for the tests only (tests/browser/vendor/, never served by the app) and
+injected into each page as it stands, after whatever the test did to it. The page's CSP
+(`script-src 'self'`) refuses inline scripts, so these pages come from a context that bypasses
+CSP (conftest's a11y_page); every other browser test keeps the real CSP.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from app.examples import BY_SLUG, EXAMPLES
+
+AXE_VERSION = "4.14.1"
+AXE = Path(__file__).parent / "vendor" / f"axe-core-{AXE_VERSION}.min.js"
+BLOCKING = {"serious", "critical"}
+if os.environ.get("A11Y_ALL"):  # for a look at moderate and minor violations too, not for CI
+    BLOCKING |= {"moderate", "minor"}
+
+
+def audit(page, state: str) -> None:
+    """Run axe on the page as it is now; fail on any serious or critical violation, naming each
+    rule, what it asks for and the elements that break it."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    assert page.evaluate("() => window.axe.version") == AXE_VERSION
+    results = page.evaluate("() => window.axe.run(document, {resultTypes: ['violations']})")
+    blocking = [v for v in results["violations"] if v["impact"] in BLOCKING]
+    report = "\n".join(
+        f"[{v['impact']}] {v['id']}: {v['help']} ({v['helpUrl']})\n"
+        + "\n".join(f"    {node['target']}: {node['failureSummary']}" for node in v["nodes"])
+        for v in blocking
+    )
+    assert not blocking, f"axe found on {state}:\n{report}"
+    # axe no longer checks this by default, but labels and ARIA refer to elements by id, and
+    # both graph views (and their no-JavaScript stills) share one page
+    repeated = page.evaluate(
+        """() => {
+            const seen = new Map();
+            for (const el of document.querySelectorAll("[id]")) {
+                seen.set(el.id, (seen.get(el.id) || 0) + 1);
+            }
+            return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+        }"""
+    )
+    assert repeated == [], f"ids used more than once on {state}: {repeated}"
+
+
+def run(page) -> None:
+    """Press Run and wait for the player to show its first step."""
+    page.get_by_role("button", name="Run").click()
+    expect(page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 1 of"))
+
+
+def phase(page):
+    return page.locator("grad-player .phase")
+
+
+@pytest.fixture(scope="module")
+def stored_trace(server_url) -> str:
+    answer = httpx.post(
+        f"{server_url}/api/traces", json={"code": BY_SLUG["two-paths"].code}, timeout=60
+    )
+    answer.raise_for_status()
+    return answer.json()["id"]
+
+
+def test_the_editor(a11y_page, server_url, shot):
+    a11y_page.goto(server_url + "/")
+    audit(a11y_page, "the editor")
+    shot(a11y_page, "a11y-editor")
+
+
+def test_the_player_at_its_first_step_a_backward_step_and_the_inspector(
+    a11y_page, server_url, shot
+):
+    a11y_page.goto(server_url + "/")
+    run(a11y_page)
+    audit(a11y_page, "the player at its first step")
+    shot(a11y_page, "a11y-player-first-step")
+
+    a11y_page.locator("grad-player").focus()
+    a11y_page.keyboard.press("End")
+    a11y_page.get_by_role("button", name="Jump to backward").click()
+    expect(phase(a11y_page)).to_have_text("backward")
+    audit(a11y_page, "the player at a backward step")
+    shot(a11y_page, "a11y-player-backward-step")
+
+    a11y_page.locator('figure[data-view="tensors"] svg g.node:not(.hidden)').first.click()
+    expect(a11y_page.locator("grad-player [data-inspector] dl")).to_be_visible()
+    audit(a11y_page, "the player with the node inspector open")
+
+    a11y_page.get_by_role("radio", name="autograd").check()
+    expect(a11y_page.locator('figure[data-view="autograd"]')).to_be_visible()
+    audit(a11y_page, "the player's autograd view")
+    shot(a11y_page, "a11y-player-autograd-view")
+
+
+@pytest.mark.parametrize("slug", [example.slug for example in EXAMPLES])
+def test_each_example_run_to_its_last_step(a11y_page, server_url, slug):
+    a11y_page.goto(f"{server_url}/?example={slug}")
+    audit(a11y_page, f"the editor with example {slug}")
+    run(a11y_page)
+    a11y_page.locator("grad-player").focus()
+    a11y_page.keyboard.press("End")
+    expect(a11y_page.locator("grad-player [data-counter]")).to_have_text(
+        re.compile(r"Step (\d+) of \1$")
+    )
+    audit(a11y_page, f"example {slug} at its last step")
+
+
+def test_a_snippet_too_wide_and_tall_for_its_boxes(a11y_page, server_url):
+    # the code box and the graph box scroll: a keyboard must reach both
+    code = BY_SLUG["variable-loop"].code + "\n# " + "a long comment, " * 20 + "\n"
+    a11y_page.goto(server_url + "/")
+    a11y_page.get_by_label("Your snippet").fill(code)
+    run(a11y_page)
+    scrolls = a11y_page.evaluate(
+        """() => [".views", "pre.code"].map((s) => {
+            const el = document.querySelector(s);
+            return el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+        })"""
+    )
+    assert scrolls == [True, True]
+    audit(a11y_page, "a snippet whose code and graph overflow their boxes")
+
+
+def test_the_error_example(a11y_page, server_url, shot):
+    a11y_page.goto(server_url + "/?example=inplace-error")
+    run(a11y_page)
+    expect(a11y_page.locator(".output .problem")).to_be_visible()
+    audit(a11y_page, "the in-place error example after Run")
+    a11y_page.locator("grad-player").focus()
+    a11y_page.keyboard.press("End")
+    expect(phase(a11y_page)).to_have_text("error")
+    audit(a11y_page, "the in-place error example at its error step")
+    shot(a11y_page, "a11y-error-example")
+
+
+def test_a_stored_trace(a11y_page, server_url, stored_trace, shot):
+    a11y_page.goto(f"{server_url}/t/{stored_trace}#step=3")
+    expect(a11y_page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 4 of"))
+    audit(a11y_page, f"/t/{stored_trace}")
+    shot(a11y_page, "a11y-stored-trace")
+
+
+def test_a_stored_trace_without_javascript(a11y_page, server_url, stored_trace, shot):
+    # A context without JavaScript stops timers too, and axe.run needs them; so the page is
+    # served as such a browser reads it instead: no scripts, the <noscript> content shown.
+    def as_without_scripts(route):
+        response = route.fetch()
+        html = re.sub(r"<script\b[^>]*\bsrc=[^>]*></script>", "", response.text())
+        html = html.replace("<noscript>", "").replace("</noscript>", "")
+        route.fulfill(response=response, body=html)
+
+    url = f"{server_url}/t/{stored_trace}"
+    a11y_page.route(url, as_without_scripts)
+    a11y_page.goto(url)
+    expect(a11y_page.locator("figure.still")).to_have_count(2)
+    expect(a11y_page.locator("grad-player [data-controls]").first).to_be_hidden()
+    audit(a11y_page, f"/t/{stored_trace} without JavaScript")
+    shot(a11y_page, "a11y-stored-trace-no-js")
+
+
+def test_the_missing_trace_page(a11y_page, server_url, shot):
+    response = a11y_page.goto(server_url + "/t/nosuchid")
+    assert response.status == 404
+    expect(a11y_page.get_by_role("heading", level=1)).to_have_text("No such trace")
+    audit(a11y_page, "the 404 page")
+    shot(a11y_page, "a11y-missing-trace")
+    # Chromium reports the 404 answer itself as a console error: that one is expected here
+    a11y_page.problems[:] = [p for p in a11y_page.problems if "404 (Not Found)" not in p]
