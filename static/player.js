@@ -165,9 +165,13 @@ class GradPlayer extends HTMLElement {
     const root = this.querySelector(`${DOM.views}[data-view="${name}"] svg`);
     if (!root) return;
     const state = this.fold(name, k);
+    const stepping = Math.abs(k - (this.painted?.[name] ?? -2)) === 1;
+    this.painted = { ...this.painted, [name]: k };
     for (const el of root.querySelectorAll("g.node[id], g.edge[id]")) {
       const id = el.id;
+      const appearing = stepping && el.classList.contains("hidden") && state.visible.has(id);
       el.classList.toggle("hidden", !state.visible.has(id));
+      el.classList.toggle("appear", appearing); // fades in (CSS), only when stepping forward
       el.classList.toggle("focus", state.focus.has(id));
       el.classList.toggle("freed", state.marks.get(id) === "freed");
       el.classList.toggle("error", state.marks.get(id) === "error");
