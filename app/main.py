@@ -49,7 +49,11 @@ def create_app(
                         ", ".join(weak))
         yield
 
-    app = FastAPI(title="gradtrace", version="0.1.0", lifespan=lifespan)
+    # /docs and /redoc would load Swagger UI from a CDN, which offline pages and the CSP rule
+    # out; the API's description is served at /openapi.json
+    app = FastAPI(
+        title="gradtrace", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
+    )
     app.state.settings = settings
     app.state.store = Store(settings.db_path)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
 from app.render.graph import Element, Graph
+from app.render.narration import count
 
 LIMIT = 500
 
@@ -57,8 +58,8 @@ def stack(
     stacked = len([g for g in groups if g not in expand])
     notice = (
         f"This graph has {total:,} nodes, more than the {limit} drawn one by one, so nodes made "
-        f"by the same line in a loop are stacked: {stacked:,} stacks, each labelled with how "
-        f"many nodes it stands for (× n). Expand a stack to draw its members."
+        f"by the same line in a loop are stacked: {count(stacked, 'stack')}, each labelled "
+        f"with how many nodes it stands for (× n). Expand a stack to draw its members."
     )
     return Stacked(drawn.graph, {**rename, **drawn.rename}, groups, notice)
 

@@ -22,6 +22,7 @@ from app.sandbox import SandboxBusy
 router = APIRouter()
 
 _ELEMENT_ID = re.compile(r'<g id="([^"]+)"')
+_STACK_ID = re.compile(r"\bg\d{1,6}\b")
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -55,17 +56,24 @@ async def run(
 
 
 @router.get("/t/{ident}", response_class=HTMLResponse)
-def show(request: Request, ident: str, hx_request: Annotated[str | None, Header()] = None):
+def show(
+    request: Request,
+    ident: str,
+    expand: str = "",
+    hx_request: Annotated[str | None, Header()] = None,
+):
+    """A stored trace; `?expand=g1,g2` draws those stacks of a big graph member by member."""
     trace = request.app.state.store.get(ident)
     if trace is None:
         return _page(request, "missing.html", {"ident": ident}, 404)
     page = "_result.html" if hx_request else "index.html"
-    return _page(request, page, _player(trace["code"], ident, trace))
+    stacks = _STACK_ID.findall(expand)
+    return _page(request, page, _player(trace["code"], ident, trace, stacks))
 
 
-def _player(code: str, ident: str, trace: dict) -> dict:
+def _player(code: str, ident: str, trace: dict, expand: list[str] = ()) -> dict:
     """Everything the player partial needs: the drawn views, the steps, and the final stills."""
-    rendered = render(trace)
+    rendered = render(trace, expand=expand)
     last = max(len(rendered["steps"]) - 1, 0)
     views = rendered["views"]
     element_ids = [i for view in views.values() for i in _ELEMENT_ID.findall(view["svg"])]

@@ -107,3 +107,17 @@ def test_healthz_answers_json_with_the_sandbox_layers(client):
     health = client.get("/healthz").json()
     assert health["status"] == "ok"
     assert "layers" in health["sandbox"]
+
+
+def test_a_big_loop_is_stacked_and_a_stack_can_be_expanded(client):
+    code = (
+        "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\n"
+        "for i in range(600):\n    y = y * 1.001\ny.backward()\n"
+    )
+    ident = client.post("/api/traces", json={"code": code}).json()["id"]
+    page = client.get(f"/t/{ident}").text
+    assert "are stacked" in page
+    link = re.search(r'href="(/t/\w+\?expand=(g\d+))"', page)
+    expanded = client.get(link.group(1)).text
+    assert f"?expand={link.group(2)}\"" not in expanded  # that stack is drawn out now
+    assert expanded.count('class="node') > page.count('class="node')
