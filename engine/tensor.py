@@ -709,12 +709,12 @@ def _apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **k
     node = node_cls()
     record = False
     if grad_state.enabled:
-        needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+        needs = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
         if True in needs:
             record = True
-            node.needs_input_grad = needs
+            node.needs_input_grad = tuple(needs)
     if arrays is None:
-        arrays = tuple(t._array if isinstance(t, Tensor) else t for t in inputs)
+        arrays = [t._array if isinstance(t, Tensor) else t for t in inputs]
     result = node.forward(*arrays, **kwargs)
 
     if type(result) is tuple:  # several outputs (unbind)
@@ -967,6 +967,9 @@ def _index(t: Tensor, key):
     records an AliasBackward0. With tensors or lists in the key, the views are made first and
     one IndexBackward0 gathers from their result (`x[0, [2, 1]]` records SelectBackward0 first).
     """
+    if type(key) is int and t._array.ndim and -t._array.shape[0] <= key < t._array.shape[0]:
+        # the common case (`w[0]` in a loop) goes straight to its node
+        return _apply(fn.SelectBackward0, (t,), dim=0, index=key % t._array.shape[0])
     single = not isinstance(key, tuple)
     if single:
         key = (key,)
@@ -1130,19 +1133,19 @@ def _inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
     else:
         arrays = (target._array,)
 
-    # keep a copy of the old value if backward needs it: the write below replaces it
-    arrays = (target._array.copy(), *arrays[1:]) if recording else arrays
     before = (target.grad_fn, target._output_nr)
     node = node_cls()
-    node.needs_input_grad = tuple(
-        recording and isinstance(t, Tensor) and t._requires_grad for t in inputs
-    )
+    if recording:
+        node.needs_input_grad = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
     result = node.forward(*arrays, **kwargs)
-    if np.shape(result) != target._array.shape:
+    if getattr(result, "shape", ()) != target._array.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
             f"{list(np.broadcast_shapes(target._array.shape, np.shape(result)))}"
         )
+    if recording and 0 in node.to_save:
+        # backward needs the old value, which the write below replaces: keep a copy
+        arrays = (target._array.copy(), *arrays[1:])
     try:
         target._array[...] = result
     except ValueError:
@@ -1155,7 +1158,7 @@ def _inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
         edges = [_edge(t) for t in inputs]
         edges[0] = before if before[0] is not None else (None, 0)
         node.next_functions = tuple(edges)
-        node.input_shapes = tuple(np.shape(a) for a in arrays)
+        node.input_shapes = tuple(getattr(a, "shape", ()) for a in arrays)
         node.input_dtypes = tuple(
             t._array.dtype if isinstance(t, Tensor) else None for t in inputs
         )
