@@ -9,7 +9,6 @@ this test never imports torch. Strings must match exactly, numbers within rtol 1
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import io
 import json
@@ -22,6 +21,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.snippet import snippet_globals
 
 GOLDEN = Path(__file__).parent / "golden" / "snippets.json"
 SNIPPETS: list[dict[str, Any]] = json.loads(GOLDEN.read_text())["snippets"]
@@ -30,30 +30,8 @@ RTOL, ATOL = 1e-5, 1e-6
 EXACT_FIELDS = ("repr", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "next_functions")
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
-MODULES = {
-    "torch": engine,
-    "torch.nn": engine.nn,
-    "torch.nn.functional": engine.nn.functional,
-    "torch.optim": engine.optim,
-    "torch.autograd": engine.autograd,
-}
-
 
 # ***** running a snippet against the engine (the recorder does the same against torch) *****
-
-
-def _attribute_path(name: str):
-    obj = engine
-    for part in name.split(".")[1:]:
-        obj = getattr(obj, part)  # torch.fft and friends raise NotImplementedError here
-    return obj
-
-
-def _import(name, globals=None, locals=None, fromlist=(), level=0):
-    if level == 0 and (name == "torch" or name.startswith("torch.")):
-        module = MODULES.get(name) or _attribute_path(name)
-        return module if fromlist else engine
-    return builtins.__import__(name, globals, locals, fromlist, level)
 
 
 def _encode(value: Any) -> Any:
@@ -101,12 +79,8 @@ def _probe_namespace(namespace: dict[str, Any]) -> dict[str, Any]:
     return probes
 
 
-def _globals() -> dict[str, Any]:
-    return {"__builtins__": dict(vars(builtins), __import__=_import), "__name__": "__snippet__"}
-
-
 def run(source: str) -> tuple[str, BaseException | None, dict[str, Any]]:
-    namespace = _globals()
+    namespace = snippet_globals()  # `import torch` gives the engine, as in the app
     out = io.StringIO()
     error = None
     with contextlib.redirect_stdout(out), warnings.catch_warnings():
@@ -161,7 +135,7 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
             pytest.raises(NotImplementedError, match="not supported by gradtrace"),
             contextlib.redirect_stdout(io.StringIO()),
         ):
-            exec(compile(snippet["source"], "<snippet>", "exec"), _globals())
+            exec(compile(snippet["source"], "<snippet>", "exec"), snippet_globals())
         return
 
     stdout, error, probes = run(snippet["source"])
