@@ -4,8 +4,8 @@ The boundary is the kernel (namespaces, uid, rlimits, Landlock, seccomp); see do
 `SandboxClient` is the way in; `SandboxSettings` holds every limit.
 """
 
-from app.sandbox.admission import SandboxBusy
+from app.sandbox.admission import Requester, SandboxBusy
 from app.sandbox.client import SandboxClient, ZygoteError
 from app.sandbox.settings import SandboxSettings
 
-__all__ = ["SandboxBusy", "SandboxClient", "SandboxSettings", "ZygoteError"]
+__all__ = ["Requester", "SandboxBusy", "SandboxClient", "SandboxSettings", "ZygoteError"]

@@ -1,9 +1,12 @@
 """Who runs next: at most `max_in_flight` runs at once, a bounded queue, and fairness by client.
 
-Each client (an IP address, for the web app) has at most `per_client_in_flight` runs going and
-`per_client_queue` waiting; slots are handed out round-robin over clients with work waiting, so
-one client's stream of endless loops only ever holds its own share of the slots. Past the
-client's own queue the answer is 429, past the shared queue 503; both say when to retry.
+A client is a browser session (the web app's signed cookie) or, for callers without one, their
+address. Each client has at most `per_client_in_flight` runs going and `per_client_queue`
+waiting; slots are handed out round-robin over clients with work waiting, so one client's stream
+of endless loops only ever holds its own share of the slots. A classroom behind one address is
+thirty clients, not one; but all the sessions of one address together may have at most
+`per_address_queue` runs waiting, so minting cookies buys a flood nothing. Past a client's own
+queue, or its address's, the answer is 429; past the shared queue 503; both say when to retry.
 """
 
 from __future__ import annotations
@@ -13,6 +16,21 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Requester:
+    """Who asks for a run: the session to be fair to, and the address it came from."""
+
+    session: str
+    address: str
+
+
+def _keys(client: Requester | str) -> tuple[str, str]:
+    """A plain string (the command line, tests) is a client that is its own address."""
+    if isinstance(client, Requester):
+        return client.session, client.address
+    return client, client
 
 
 class SandboxBusy(Exception):
@@ -28,6 +46,7 @@ class SandboxBusy(Exception):
 @dataclass(eq=False)
 class Ticket:
     client: str
+    address: str
     start: Callable[[Ticket], None]  # called (under no lock) when the run may begin
     started: bool = False
     cancelled: bool = False
@@ -41,23 +60,26 @@ class Admission:
         per_client_in_flight: int,
         per_client_queue: int,
         typical_seconds: float,
+        per_address_queue: int | None = None,
     ) -> None:
         self.max_in_flight = max_in_flight
         self.max_queue = max_queue
         self.per_client_in_flight = per_client_in_flight
         self.per_client_queue = per_client_queue
+        self.per_address_queue = per_address_queue or max_queue
         self._typical = typical_seconds  # a run's usual length, for Retry-After
         self._lock = threading.Lock()
         self._running: dict[str, int] = {}
         self._queues: OrderedDict[str, deque[Ticket]] = OrderedDict()  # round-robin order
+        self._waiting_by_address: dict[str, int] = {}
         self._in_flight = 0
         self._queued = 0
 
-    def enter(self, client: str, start: Callable[[Ticket], None]) -> Ticket:
+    def enter(self, client: Requester | str, start: Callable[[Ticket], None]) -> Ticket:
         """Start the run now, queue it, or raise SandboxBusy."""
-        ticket = Ticket(client, start)
+        ticket = Ticket(*_keys(client), start)
         with self._lock:
-            if self._may_start(client) and not self._queues.get(client):
+            if self._may_start(ticket.client) and not self._queues.get(ticket.client):
                 self._begin(ticket)
             else:
                 self._enqueue(ticket)
@@ -84,7 +106,7 @@ class Admission:
             queue = self._queues.get(ticket.client)
             if queue is not None and ticket in queue:
                 queue.remove(ticket)
-                self._queued -= 1
+                self._dequeued(ticket)
                 if not queue:
                     del self._queues[ticket.client]
             ticket.cancelled = True
@@ -110,11 +132,27 @@ class Admission:
         if queue is not None and len(queue) >= self.per_client_queue:
             wait = self._retry_after(len(queue) / self.per_client_in_flight)
             raise SandboxBusy(429, wait, "You have too many snippets running; try again shortly.")
+        if self._waiting_by_address.get(ticket.address, 0) >= self.per_address_queue:
+            wait = self._retry_after(self.per_address_queue / self.max_in_flight)
+            raise SandboxBusy(
+                429, wait, "Too many snippets are waiting from your address; try again shortly."
+            )
         if self._queued >= self.max_queue:
             wait = self._retry_after(self._queued / self.max_in_flight)
             raise SandboxBusy(503, wait, "The server is busy running snippets; try again shortly.")
         self._queues.setdefault(ticket.client, deque()).append(ticket)
         self._queued += 1
+        self._waiting_by_address[ticket.address] = (
+            self._waiting_by_address.get(ticket.address, 0) + 1
+        )
+
+    def _dequeued(self, ticket: Ticket) -> None:
+        self._queued -= 1
+        left = self._waiting_by_address[ticket.address] - 1
+        if left:
+            self._waiting_by_address[ticket.address] = left
+        else:
+            del self._waiting_by_address[ticket.address]
 
     def _next(self) -> list[Ticket]:
         """Tickets to start now, one client at a time in turn."""
@@ -129,7 +167,7 @@ class Admission:
                     continue
                 queue = self._queues[client]
                 ticket = queue.popleft()
-                self._queued -= 1
+                self._dequeued(ticket)
                 if queue:
                     self._queues.move_to_end(client)  # its turn is over
                 else:

@@ -40,9 +40,11 @@ class SandboxSettings:
     recursion_limit: int = 1000  # Python's, set in the child; snippets cannot raise it
     # ***** the server *****
     max_in_flight: int = field(default_factory=lambda: 2 * _cores())
-    max_queue: int = 64  # runs waiting for a slot, all clients together
+    max_queue: int = 256  # runs waiting for a slot, all clients together
+    # a client is a browser session, or an address for callers without a session cookie
     per_client_in_flight: int = 2  # one client's runs at once; more wait behind other clients
     per_client_queue: int = 8  # one client's waiting runs; past it the client gets 429
+    per_address_queue: int = 200  # all the waiting runs of one address's sessions; then 429
     recycle_after_runs: int = 10_000  # a fresh zygote (fresh memory layout) after this many
     recycle_after_seconds: float = 3600.0
     uid_base: int = 61_000  # started as root, each concurrent child runs as uid_base + slot
