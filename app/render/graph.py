@@ -14,6 +14,8 @@ unique across both views, so both SVGs can sit in one page.
 
 from __future__ import annotations
 
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.render import ops, values
@@ -57,6 +59,9 @@ class Graph:
     view: str
     elements: dict[str, Element] = field(default_factory=dict)
     edges: dict[str, Edge] = field(default_factory=dict)
+    # e-<source>-<target> → the last -n given to that pair, so a pair used 10,000 times (an op
+    # with one input repeated) names each new edge at once instead of trying -2, -3, … again
+    repeats: dict[str, int] = field(default_factory=dict)
 
     def add(self, element: Element) -> str:
         self.elements[element.id] = element
@@ -65,10 +70,12 @@ class Graph:
     def connect(self, source: str, target: str, tail: str, head: str, **kw) -> str:
         """An edge named e-<source>-<target>; a repeat of the same pair gets -2, -3, …"""
         base = f"e-{source}-{target}"
-        edge_id, n = base, 1
+        n = self.repeats.get(base, 1)
+        edge_id = base if n == 1 else f"{base}-{n}"
         while edge_id in self.edges:
             n += 1
             edge_id = f"{base}-{n}"
+        self.repeats[base] = n
         self.edges[edge_id] = Edge(edge_id, source, target, tail, head, **kw)
         return edge_id
 
@@ -414,7 +421,7 @@ def display_labels(trace: dict) -> dict[str, str]:
                 for tid in step["outputs"]:
                     if labels[tid] == text:
                         labels[tid], short[tid] = _derived(
-                            step["name"], step["inputs"], {**labels, **short}
+                            step["name"], step["inputs"], ChainMap(short, labels)
                         )
         run = [event] if event is not None and event["kind"] == "op" else []
     return labels
@@ -430,7 +437,7 @@ def _source(lines: list[str], span: list | None) -> str:
     return " ".join(lines[span[0] - 1][span[1] : span[3]].split())
 
 
-def _derived(name: str, inputs: list, labels: dict[str, str]) -> tuple[str, str]:
+def _derived(name: str, inputs: list, labels: Mapping[str, str]) -> tuple[str, str]:
     """A label from the op and its inputs' labels (`model.weightᵀ`, `relu(addmm(…))`), and
     its short form for use inside another such label."""
     names = [labels[t] if t is not None else "c" for t in inputs]

@@ -19,6 +19,7 @@ def facts(trace: dict, element_ids: list[str]) -> dict[str, list[list[str]]]:
     """[term, detail] pairs for each element id that stands for a tensor or a node."""
     lines = trace["code"].splitlines()
     made_at = {e["seq"]: e.get("span") for e in trace["events"]}
+    labels = {tid: t.get("label", tid) for tid, t in trace["tensors"].items()}  # once, not per node
     out: dict[str, list[list[str]]] = {}
     for element in element_ids:
         if match := _TENSOR.match(element):
@@ -28,7 +29,7 @@ def facts(trace: dict, element_ids: list[str]) -> dict[str, list[list[str]]]:
         elif match := _NODE.match(element):
             record = trace["nodes"].get(match.group(1))
             if record:
-                out[element] = _node(record, trace, made_at, lines)
+                out[element] = _node(record, labels, made_at, lines)
     return out
 
 
@@ -49,14 +50,16 @@ def _tensor(record: dict, trace: dict, made_at: dict, lines: list[str]) -> list[
     return rows
 
 
-def _node(record: dict, trace: dict, made_at: dict, lines: list[str]) -> list[list[str]]:
-    labels = {tid: t.get("label", tid) for tid, t in trace["tensors"].items()}
+def _node(record: dict, labels: dict[str, str], made_at: dict, lines: list[str]) -> list[list[str]]:
     name = record.get("name", "")
     rows = [["node", "AccumulateGrad" if "AccumulateGrad" in name else name]]
     if record.get("formula"):
         rows.append(["backward", record["formula"]])
-    saved = [labels.get(s, "its result" if s == "result" else str(s))
-             for s in record.get("saved", []) if s is not None]
+    saved = [
+        labels.get(s, "its result" if s == "result" else str(s))
+        for s in record.get("saved", [])
+        if s is not None
+    ]
     rows.append(["saved for backward", ", ".join(saved) if saved else "nothing"])
     if record.get("variable"):
         rows.append(["adds into", f"{labels.get(record['variable'], '?')}.grad"])

@@ -8,6 +8,7 @@ region), the no-JavaScript view and exports, so it must read well on its own.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from app.render import ops, values
@@ -292,8 +293,7 @@ class Narrator:
         for tid in dict.fromkeys(event["inputs"]):
             if tid is None or not self.tensors[tid]["requires_grad"]:
                 continue
-            earlier = [s for s in self.uses.get(tid, ()) if s <= seq and gens[s] == gens[seq]]
-            if len(earlier) == 2:
+            if _second_use(self.uses.get(tid, []), seq, gens):
                 found.append(self.scene.labels[tid])
         return found
 
@@ -514,8 +514,12 @@ class Narrator:
         record = self.nodes[nid]
         inputs = record["inputs"]
 
+        slots = {}  # each input's first slot, looked up once rather than searched per saved
+        for slot, tid in enumerate(inputs):
+            slots.setdefault(tid, slot)
+
         def order(s: str) -> int:
-            return inputs.index(s) if s in inputs else len(inputs)
+            return slots.get(s, len(inputs))
 
         saved = [s for s in dict.fromkeys(record["saved"]) if s is not None]
         return [result if s == "result" else self.scene.labels[s] for s in sorted(saved, key=order)]
@@ -550,6 +554,14 @@ class Narrator:
     def stopped(self, status: str, message: str | None) -> str:
         text = f"The run was stopped ({status}). {explain_status(status)}"
         return f"{text} {message}" if message else text
+
+
+def _second_use(uses: list[int], seq: int, gens: list[int]) -> bool:
+    """Whether the op at `seq` is the second of its forward pass to use a tensor, given the
+    sorted seqs of the ops that used it: a binary search, as a weight may have 20,000 uses."""
+    upto = bisect.bisect_right(uses, seq)  # uses at or before seq
+    gen = gens[seq]
+    return upto >= 2 and gens[uses[upto - 2]] == gen and (upto == 2 or gens[uses[upto - 3]] != gen)
 
 
 _COMMUTATIVE = {"AddBackward0", "MulBackward0"}

@@ -44,28 +44,47 @@ def _quiet(event: dict) -> bool:
 
 
 def batches(events: list[dict]) -> list[list[dict]]:
-    """Consecutive events that make one step."""
+    """Consecutive events that make one step.
+
+    One pass, in time linear in the events: what `_joins` asks of the whole batch (are all its
+    events quiet? are all `tensor` events of one op?) is kept up to date as the batch grows, so a
+    line run 20,000 times costs no more per event than a line run once."""
     out: list[list[dict]] = []
+    all_quiet = False
+    common_op: object = _MIXED
     for event in events:
-        if out and _joins(out[-1], event):
+        if out and _joins(out[-1][-1], event, all_quiet, common_op):
             out[-1].append(event)
+            all_quiet = all_quiet and _quiet(event)
+            if common_op is not _MIXED and _tensor_op(event) != common_op:
+                common_op = _MIXED
         else:
             out.append([event])
+            all_quiet = _quiet(event)
+            common_op = _tensor_op(event)
     return out
 
 
-def _joins(batch: list[dict], event: dict) -> bool:
-    last = batch[-1]
+_MIXED = object()  # a batch whose events are not all `tensor` events of one op
+
+
+def _tensor_op(event: dict) -> object:
+    return event["op"] if event["kind"] == "tensor" else _MIXED
+
+
+def _joins(last: dict, event: dict, all_quiet: bool, common_op: object) -> bool:
+    """Whether `event` joins the batch that ends with `last`: `all_quiet` says whether every
+    event of that batch is quiet, `common_op` which op all of them make tensors with."""
     if event["kind"] == "backward_end" and last["kind"] == "free":
         return True
     if event["span"] != last["span"]:
         return False
-    if _quiet(event) and all(_quiet(e) for e in batch):
+    if _quiet(event) and all_quiet:
         return True
     return (
         event["kind"] == "tensor"
         and event["op"] not in (None, "detach", "data")
-        and all(e["kind"] == "tensor" and e["op"] == event["op"] for e in batch)
+        and event["op"] == common_op
     )
 
 
