@@ -2,7 +2,15 @@
 
 The same code always gets the same id, so a stored trace is never run again on view. Writes are
 committed in WAL mode with synchronous=FULL before they are acknowledged: a killed server loses
-nothing it answered for.
+nothing it answered for. The files are the server's alone (0600, in a 0700 folder).
+
+The store is bounded, because anyone can add to it (docs/storage.md):
+- each trace is kept zlib-compressed, and at most `max_trace_bytes` of it: a larger one is kept
+  cut to whole events, with an `output_limit` outcome that says so;
+- who stored what (keyed hashes of the session and the address, never the address itself) is
+  kept for the quotas, which count the traces and bytes stored within a window;
+- anonymous traces nobody ever opened are evicted after `unviewed_seconds`, and past
+  `max_total_bytes` the least recently seen go first. Pinned traces (lessons) are never evicted.
 """
 
 from __future__ import annotations
@@ -10,24 +18,40 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import engine
+from app import trace_cut
+from app.sandbox import statuses
 
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
     id TEXT PRIMARY KEY,
     code TEXT NOT NULL,
     engine TEXT NOT NULL,
-    trace TEXT NOT NULL,
-    created REAL NOT NULL
-)
+    trace BLOB NOT NULL,           -- zlib-compressed JSON
+    size INTEGER NOT NULL,         -- bytes of `trace`
+    created REAL NOT NULL,
+    session TEXT,                  -- keyed hashes, for quotas only
+    address TEXT,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    views INTEGER NOT NULL DEFAULT 0,
+    last_viewed REAL
+);
+CREATE INDEX IF NOT EXISTS traces_by_session ON traces (session, created);
+CREATE INDEX IF NOT EXISTS traces_by_address ON traces (address, created);
+CREATE INDEX IF NOT EXISTS traces_by_age ON traces (pinned, views, created);
 """
 
 ID_LENGTH = 16  # base32 characters: 80 bits, plenty for content addressing
+COMPRESSION = 6  # zlib's default: a 14 MiB trace in about a tenth of a second, to a tenth
 
 
 def trace_id(code: str, engine_version: str = engine.__version__) -> str:
@@ -36,15 +60,43 @@ def trace_id(code: str, engine_version: str = engine.__version__) -> str:
     return base64.b32encode(digest).decode("ascii").lower()[:ID_LENGTH]
 
 
-class Store:
-    """A small SQLite-backed map from trace id to trace JSON."""
+@dataclass(frozen=True)
+class StoreLimits:
+    max_trace_bytes: int = 4 * 1024 * 1024  # compressed, per trace
+    max_total_bytes: int = 2 * 1024 * 1024 * 1024  # compressed, all traces
+    unviewed_seconds: float = 7 * 24 * 3600.0  # an anonymous trace nobody opened
 
-    def __init__(self, path: str | Path) -> None:
+
+@dataclass(frozen=True)
+class Owner:
+    """Who stored a trace, as keyed hashes (Store.owner makes them)."""
+
+    session: str | None
+    address: str | None
+
+
+@dataclass(frozen=True)
+class Usage:
+    traces: int
+    bytes: int
+
+
+class Store:
+    """A bounded SQLite-backed map from trace id to trace."""
+
+    def __init__(
+        self, path: str | Path, limits: StoreLimits | None = None, owner_key: bytes = b""
+    ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.limits = limits or StoreLimits()
+        self._owner_key = owner_key
+        _private_file(self.path)
         self._local = threading.local()
-        with self._connection() as db:
-            db.execute(SCHEMA)
+        self._write_lock = threading.Lock()  # the running total and eviction
+        db = self._connection()
+        _migrate(db)
+        self._total = db.execute("SELECT total(size) FROM traces").fetchone()[0]
+        self.evict()
 
     def _connection(self) -> sqlite3.Connection:
         # one connection per thread: FastAPI runs plain endpoints in a thread pool
@@ -56,24 +108,65 @@ class Store:
             self._local.db = db
         return db
 
-    def put(self, code: str, trace: dict) -> str:
-        """Store a trace and return its id (storing the same code twice keeps the first)."""
+    # ***** writing *****
+
+    def owner(self, session: str | None, address: str | None) -> Owner:
+        """An owner whose session and address are keyed hashes: the store keeps no address."""
+
+        def keyed(value: str | None) -> str | None:
+            if value is None:
+                return None
+            digest = hashlib.blake2b(value.encode(), key=self._owner_key[:64], digest_size=12)
+            return digest.hexdigest()
+
+        return Owner(keyed(session), keyed(address))
+
+    def put(
+        self, code: str, trace: dict, *, owner: Owner | None = None, pinned: bool = False
+    ) -> tuple[str, dict]:
+        """Store a trace; returns its id and the trace as kept (cut if it was too large).
+        Storing the same code twice keeps the first; pinning an existing trace pins it."""
         ident = trace_id(code)
-        text = json.dumps(trace, separators=(",", ":"), allow_nan=False)
-        db = self._connection()
-        db.execute(
-            "INSERT OR IGNORE INTO traces (id, code, engine, trace, created)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (ident, code, engine.__version__, text, time.time()),
-        )
-        return ident
+        blob, trace = self._fit(trace)
+        owner = owner or Owner(None, None)
+        with self._write_lock:
+            db = self._connection()
+            inserted = db.execute(
+                "INSERT OR IGNORE INTO traces"
+                " (id, code, engine, trace, size, created, session, address, pinned)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (ident, code, engine.__version__, blob, len(blob), time.time(),
+                 owner.session, owner.address, int(pinned)),
+            ).rowcount  # fmt: skip
+            if inserted:
+                self._total += len(blob)
+            elif pinned:
+                db.execute("UPDATE traces SET pinned = 1 WHERE id = ?", (ident,))
+            if self._total > self.limits.max_total_bytes:
+                self._evict_locked(time.time())
+        return ident, trace
+
+    def _fit(self, trace: dict) -> tuple[bytes, dict]:
+        """The compressed trace, cut to whole events if it is larger than a trace may be."""
+        blobs: dict[int, bytes] = {}
+
+        def size(candidate: dict) -> int:
+            blobs[id(candidate)] = blob = _compress(candidate)
+            return len(blob)
+
+        limit = self.limits.max_trace_bytes
+        fitted = trace_cut.fit(trace, size, limit, lambda kept: _cut_outcome(limit, kept))
+        blob = blobs.get(id(fitted)) or _compress(fitted)
+        return blob, fitted
+
+    # ***** reading *****
 
     def get_json(self, ident: str) -> str | None:
         """The stored trace as JSON text, or None for an unknown id."""
-        row = self._connection().execute(
-            "SELECT trace FROM traces WHERE id = ?", (ident,)
-        ).fetchone()
-        return row[0] if row else None
+        row = (
+            self._connection().execute("SELECT trace FROM traces WHERE id = ?", (ident,)).fetchone()
+        )
+        return zlib.decompress(row[0]).decode() if row else None
 
     def get(self, ident: str) -> dict | None:
         text = self.get_json(ident)
@@ -82,3 +175,114 @@ class Store:
     def has(self, ident: str) -> bool:
         row = self._connection().execute("SELECT 1 FROM traces WHERE id = ?", (ident,)).fetchone()
         return row is not None
+
+    def viewed(self, ident: str) -> None:
+        """Someone opened this trace's page or asked for it: it is not to be evicted as unseen."""
+        self._connection().execute(
+            "UPDATE traces SET views = views + 1, last_viewed = ? WHERE id = ?",
+            (time.time(), ident),
+        )
+
+    def usage(self, owner: Owner, since: float) -> tuple[Usage, Usage]:
+        """What this owner's session and address have stored since `since`."""
+        db = self._connection()
+
+        def of(column: str, value: str | None) -> Usage:
+            if value is None:
+                return Usage(0, 0)
+            count, size = db.execute(
+                f"SELECT count(*), total(size) FROM traces WHERE {column} = ? AND created >= ?",
+                (value, since),
+            ).fetchone()
+            return Usage(count, int(size))
+
+        return of("session", owner.session), of("address", owner.address)
+
+    def total_bytes(self) -> int:
+        return int(self._total)
+
+    # ***** eviction *****
+
+    def evict(self, now: float | None = None) -> int:
+        """Drop unpinned traces nobody opened within `unviewed_seconds`, then the least recently
+        seen until the store fits `max_total_bytes`. Returns how many went."""
+        with self._write_lock:
+            return self._evict_locked(time.time() if now is None else now)
+
+    def _evict_locked(self, now: float) -> int:
+        db = self._connection()
+        old = now - self.limits.unviewed_seconds
+        gone = db.execute(
+            "DELETE FROM traces WHERE pinned = 0 AND views = 0 AND created < ? RETURNING size",
+            (old,),
+        ).fetchall()
+        self._total -= sum(size for (size,) in gone)
+        while self._total > self.limits.max_total_bytes:
+            # unseen first, then the longest unseen; a batch at a time
+            batch = db.execute(
+                "DELETE FROM traces WHERE id IN (SELECT id FROM traces WHERE pinned = 0"
+                " ORDER BY views > 0, coalesce(last_viewed, created) LIMIT 64) RETURNING size"
+            ).fetchall()
+            if not batch:
+                break  # only pinned traces are left
+            self._total -= sum(size for (size,) in batch)
+            gone += batch
+        return len(gone)
+
+
+def _compress(trace: dict) -> bytes:
+    text = json.dumps(trace, separators=(",", ":"), allow_nan=False)
+    return zlib.compress(text.encode(), COMPRESSION)
+
+
+def _cut_outcome(limit: int, kept: int) -> dict:
+    message = (
+        f"The trace was larger than the {limit // (1024 * 1024)} MiB a stored trace may take "
+        f"(compressed); it keeps the first {kept:,} events."
+    )
+    return {"status": statuses.OUTPUT_LIMIT, "message": message}
+
+
+def _private_file(path: Path) -> None:
+    """Create the folder (0700) and the database file (0600) before SQLite does, so neither
+    is ever readable by others; SQLite gives its -wal and -shm files the database's mode. A
+    folder that was already there (say /tmp) keeps its mode; the files are made private."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+        os.chmod(path.parent, 0o700)  # whatever the umask left of it
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if name.exists():
+            os.chmod(name, 0o600)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring an older database up to SCHEMA_VERSION (version 1 kept plain JSON text)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version >= SCHEMA_VERSION:
+        return
+    columns = {row[1] for row in db.execute("PRAGMA table_info(traces)")}
+    db.execute("BEGIN IMMEDIATE")
+    if columns and "size" not in columns:
+        db.execute("ALTER TABLE traces RENAME TO traces_v1")
+        _create(db)
+        rows = db.execute("SELECT id, code, engine, trace, created FROM traces_v1").fetchall()
+        for ident, code, engine_version, text, created in rows:
+            blob = zlib.compress(text.encode(), COMPRESSION)
+            db.execute(
+                "INSERT INTO traces (id, code, engine, trace, size, created, views)"
+                " VALUES (?, ?, ?, ?, ?, ?, 1)",  # older traces count as seen: keep them
+                (ident, code, engine_version, blob, len(blob), created),
+            )
+        db.execute("DROP TABLE traces_v1")
+    else:
+        _create(db)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    db.execute("COMMIT")
+
+
+def _create(db: sqlite3.Connection) -> None:
+    # statement by statement: executescript would commit the migration's transaction
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)

@@ -1,11 +1,17 @@
-"""Stored traces in a real SQLite file."""
+"""Stored traces in a real SQLite file: round trips, durability, file modes, and the bounds."""
 
+import json
+import os
+import random
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
+import zlib
 
-from app.store import Store, trace_id
+from app.store import SCHEMA_VERSION, Store, StoreLimits, trace_id
+from engine.tracer import trace_snippet
 
 
 def test_the_same_code_gets_the_same_id_and_other_code_another():
@@ -17,7 +23,8 @@ def test_the_same_code_gets_the_same_id_and_other_code_another():
 def test_a_trace_round_trips_through_the_file(tmp_path):
     store = Store(tmp_path / "traces.db")
     trace = {"version": 1, "code": "print(1)", "stdout": "1\n", "events": [{"seq": 0}]}
-    ident = store.put("print(1)", trace)
+    ident, kept = store.put("print(1)", trace)
+    assert kept == trace
     assert Store(tmp_path / "traces.db").get(ident) == trace
     assert store.has(ident)
     assert store.get("nosuchid") is None
@@ -25,8 +32,8 @@ def test_a_trace_round_trips_through_the_file(tmp_path):
 
 def test_storing_the_same_code_again_keeps_the_first_trace(tmp_path):
     store = Store(tmp_path / "traces.db")
-    first = store.put("x = 1", {"stdout": "first"})
-    second = store.put("x = 1", {"stdout": "second"})
+    first, _ = store.put("x = 1", {"stdout": "first"})
+    second, _ = store.put("x = 1", {"stdout": "second"})
     assert first == second
     assert store.get(first) == {"stdout": "first"}
 
@@ -41,16 +48,128 @@ def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
     path = tmp_path / "traces.db"
     # the child writes, says so, and is killed before it could close anything cleanly
     child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import os, signal, sys
             from app.store import Store
-            ident = Store({str(path)!r}).put("print(42)", {{"stdout": "42"}})
+            ident, _ = Store({str(path)!r}).put("print(42)", {{"stdout": "42"}})
             print(ident, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
-        """)],
-        stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     ident = child.stdout.readline().strip()
     child.wait(timeout=30)
     assert child.returncode == -9
     assert Store(path).get(ident) == {"stdout": "42"}
+
+
+def test_the_files_are_the_servers_alone(tmp_path):
+    path = tmp_path / "data" / "traces.db"
+    Store(path).put("x = 1", {})
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    for name in ("traces.db", "traces.db-wal", "traces.db-shm"):
+        assert stat.S_IMODE(os.stat(path.parent / name).st_mode) == 0o600, name
+
+
+def test_an_older_world_readable_database_is_made_private(tmp_path):
+    path = tmp_path / "traces.db"
+    sqlite3.connect(path).close()
+    os.chmod(path, 0o644)
+    Store(path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_traces_are_kept_compressed(tmp_path):
+    store = Store(tmp_path / "traces.db")
+    trace = trace_snippet("import torch\nfor i in range(300):\n    torch.ones(3) * 2\n")
+    ident, _ = store.put("loop", trace)
+    (size,) = sqlite3.connect(tmp_path / "traces.db").execute("SELECT size FROM traces").fetchone()
+    assert size * 5 < len(json.dumps(trace))
+    assert store.get(ident) == trace
+
+
+def _incompressible_trace(events: int) -> dict:
+    """A forged trace of random text: compression cannot save it."""
+    noise = random.Random(7)
+    trace = trace_snippet("print(1)")
+    trace["events"] = [
+        {"seq": n, "kind": "print", "text": noise.randbytes(600).hex()} for n in range(events)
+    ]
+    return trace
+
+
+def test_a_trace_past_the_cap_is_kept_cut_to_whole_events_and_says_so(tmp_path):
+    store = Store(tmp_path / "traces.db", StoreLimits(max_trace_bytes=200_000))
+    forged = _incompressible_trace(1000)  # about 1.2 MB, even compressed about 600 KB
+    ident, kept = store.put("forged", forged)
+    blob = sqlite3.connect(tmp_path / "traces.db").execute("SELECT trace FROM traces").fetchone()
+    assert len(blob[0]) <= 200_000
+    assert 0 < len(kept["events"]) < 1000
+    assert kept["events"] == forged["events"][: len(kept["events"])]
+    assert kept["limits"]["truncated"] is True
+    assert kept["outcome"]["status"] == "output_limit"
+    assert f"first {len(kept['events']):,} events" in kept["outcome"]["message"]
+    assert store.get(ident) == kept
+
+
+def test_usage_counts_what_a_session_and_an_address_stored_within_the_window(tmp_path):
+    store = Store(tmp_path / "traces.db", owner_key=b"k")
+    alice = store.owner("session:alice", "10.0.0.1")
+    bob = store.owner("session:bob", "10.0.0.1")
+    for n in range(3):
+        store.put(f"x = {n}", {"n": n}, owner=alice)
+    store.put("y = 1", {"n": 1}, owner=bob)
+    session, address = store.usage(alice, since=0)
+    assert (session.traces, address.traces) == (3, 4)
+    assert session.bytes > 0 and address.bytes > session.bytes
+    assert store.usage(alice, since=1e12)[0].traces == 0  # outside the window
+    rows = sqlite3.connect(tmp_path / "traces.db").execute("SELECT address FROM traces")
+    assert all("10.0.0.1" not in row[0] for row in rows)  # only keyed hashes are kept
+
+
+def test_unseen_anonymous_traces_are_evicted_and_seen_or_pinned_ones_stay(tmp_path):
+    store = Store(tmp_path / "traces.db", StoreLimits(unviewed_seconds=60))
+    unseen, _ = store.put("unseen", {})
+    seen, _ = store.put("seen", {})
+    pinned, _ = store.put("lesson", {}, pinned=True)
+    store.viewed(seen)
+    assert store.evict(now=1e12) == 1
+    assert not store.has(unseen)
+    assert store.has(seen) and store.has(pinned)
+
+
+def test_past_the_total_cap_the_least_recently_seen_go_first(tmp_path):
+    limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=600_000)
+    store = Store(tmp_path / "traces.db", limits)
+    pinned, _ = store.put("lesson", _incompressible_trace(200), pinned=True)
+    ids = []
+    for n in range(6):
+        ident, _ = store.put(f"trace {n}", _incompressible_trace(200))
+        store.viewed(ident)
+        ids.append(ident)
+    assert store.total_bytes() <= 600_000
+    assert store.has(pinned) and store.has(ids[-1])
+    assert not store.has(ids[0])
+
+
+def test_a_version_1_database_is_migrated_with_nothing_lost(tmp_path):
+    path = tmp_path / "traces.db"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE traces (id TEXT PRIMARY KEY, code TEXT NOT NULL, engine TEXT NOT NULL,"
+        " trace TEXT NOT NULL, created REAL NOT NULL)"
+    )
+    old.execute("INSERT INTO traces VALUES ('abc', 'x = 1', 'e', '{\"stdout\": \"1\"}', 1.0)")
+    old.commit()
+    old.close()
+    store = Store(path, StoreLimits(unviewed_seconds=1))
+    assert store.get("abc") == {"stdout": "1"}
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    (blob,) = db.execute("SELECT trace FROM traces").fetchone()
+    assert json.loads(zlib.decompress(blob)) == {"stdout": "1"}

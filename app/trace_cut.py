@@ -1,0 +1,41 @@
+"""Cutting a trace short: what it was after its first N events, ending with a given outcome.
+
+Both the sandbox's child (a trace past the bytes it may hand back) and the store (a trace past
+the bytes it keeps) cut the same way, so a cut trace is still a valid trace: every tensor and
+node it keeps was created by an event it keeps, and `limits.truncated` says it was cut.
+"""
+
+from __future__ import annotations
+
+
+def keep_first(trace: dict, events: int, outcome: dict) -> dict:
+    """`trace` up to (not including) event number `events`, ending with `outcome`."""
+    kept = trace["events"][:events]
+    return {
+        **trace,
+        "events": kept,
+        "tensors": {k: v for k, v in trace["tensors"].items() if v["created"] < events},
+        "nodes": {k: v for k, v in trace["nodes"].items() if v["created"] < events},
+        "limits": {**trace["limits"], "truncated": True},
+        "outcome": outcome,
+    }
+
+
+def fit(trace: dict, size, limit: int, outcome_for) -> dict:
+    """The longest prefix of `trace` whose `size(trace)` is at most `limit` (whole events).
+
+    `outcome_for(kept)` is the outcome a cut trace ends with. Each try keeps a share of the
+    events in proportion to how far over the limit the last one was, so it takes a few tries,
+    not one per event. With no events left, only the outcome remains.
+    """
+    measured = size(trace)
+    if measured <= limit:
+        return trace
+    events = len(trace["events"])
+    while measured > limit and events:
+        events = int(events * limit / measured * 0.9)
+        trace = keep_first(trace, events, outcome_for(events))
+        measured = size(trace)
+    if measured > limit:  # the code and output alone are too big
+        trace = {**keep_first(trace, 0, trace["outcome"]), "stdout": "", "stderr": ""}
+    return trace
