@@ -51,6 +51,7 @@ CREATE INDEX IF NOT EXISTS traces_by_age ON traces (pinned, views, created);
 """
 
 ID_LENGTH = 16  # base32 characters: 80 bits, plenty for content addressing
+SWEEP_EVERY = 3600.0  # seconds between sweeps for unseen traces, done by the next write
 COMPRESSION = 6  # zlib's default: a 14 MiB trace in about a tenth of a second, to a tenth
 
 
@@ -142,8 +143,9 @@ class Store:
                 self._total += len(blob)
             elif pinned:
                 db.execute("UPDATE traces SET pinned = 1 WHERE id = ?", (ident,))
-            if self._total > self.limits.max_total_bytes:
-                self._evict_locked(time.time())
+            now = time.time()
+            if self._total > self.limits.max_total_bytes or now >= self._next_sweep:
+                self._evict_locked(now)
         return ident, trace
 
     def _fit(self, trace: dict) -> tuple[bytes, dict]:
@@ -210,6 +212,7 @@ class Store:
             return self._evict_locked(time.time() if now is None else now)
 
     def _evict_locked(self, now: float) -> int:
+        self._next_sweep = now + SWEEP_EVERY
         db = self._connection()
         old = now - self.limits.unviewed_seconds
         gone = db.execute(
