@@ -31,6 +31,7 @@ serve: install
 
 test: install browser
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
 lint: install

@@ -14,7 +14,10 @@ class Example:
 
 
 EXAMPLES = [
-    Example("two-paths", "Two paths into a: d = a*b + a", """import torch
+    Example(
+        "two-paths",
+        "Two paths into a: d = a*b + a",
+        """import torch
 
 a = torch.tensor(3.0, requires_grad=True)
 b = torch.tensor(4.0, requires_grad=True)
@@ -22,8 +25,12 @@ c = a * b
 d = c + a
 d.backward()
 print(a.grad.item(), b.grad.item())
-"""),
-    Example("elementwise", "Element-wise product, then sum", """import torch
+""",
+    ),
+    Example(
+        "elementwise",
+        "Element-wise product, then sum",
+        """import torch
 
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -32,8 +39,12 @@ loss = z.sum()
 loss.backward()
 print(x.grad)
 print(y.grad)
-"""),
-    Example("control-flow", "An if that depends on the data", """import torch
+""",
+    ),
+    Example(
+        "control-flow",
+        "An if that depends on the data",
+        """import torch
 
 weights = torch.randn(5, requires_grad=True)
 
@@ -50,8 +61,12 @@ input_data = torch.tensor([0.1, 0.8, 0.2, 0.9])
 loss = dynamic_model(input_data)
 loss.backward()
 print(f"Gradients for weights: {weights.grad}")
-"""),
-    Example("variable-loop", "A loop whose length depends on the data", """import torch
+""",
+    ),
+    Example(
+        "variable-loop",
+        "A loop whose length depends on the data",
+        """import torch
 
 x = torch.tensor(1.5, requires_grad=True)
 y = x
@@ -61,8 +76,12 @@ while y < 10:
     steps += 1
 y.backward()
 print(steps, y.item(), x.grad.item())
-"""),
-    Example("retain-graph", "backward twice with retain_graph", """import torch
+""",
+    ),
+    Example(
+        "retain-graph",
+        "backward twice with retain_graph",
+        """import torch
 
 w = torch.tensor(2.0, requires_grad=True)
 loss = w ** 3
@@ -70,8 +89,12 @@ loss.backward(retain_graph=True)
 print(w.grad)
 loss.backward()
 print(w.grad)
-"""),
-    Example("accumulation", "Gradients add up until zeroed", """import torch
+""",
+    ),
+    Example(
+        "accumulation",
+        "Gradients add up until zeroed",
+        """import torch
 
 w = torch.tensor(1.0, requires_grad=True)
 for step in range(3):
@@ -80,8 +103,12 @@ for step in range(3):
     print(step, w.grad.item())
 w.grad.zero_()
 print(w.grad.item())
-"""),
-    Example("no-grad", "no_grad records nothing", """import torch
+""",
+    ),
+    Example(
+        "no-grad",
+        "no_grad records nothing",
+        """import torch
 
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 with torch.no_grad():
@@ -89,15 +116,23 @@ with torch.no_grad():
 print(prediction.requires_grad, prediction.grad_fn)
 y = (w * 3).sum()
 print(y.requires_grad, y.grad_fn)
-"""),
-    Example("inplace-error", "An in-place change breaks backward", """import torch
+""",
+    ),
+    Example(
+        "inplace-error",
+        "An in-place change breaks backward",
+        """import torch
 
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = a.exp()
 b.add_(1)
 b.sum().backward()
-"""),
-    Example("linear-step", "One training step of nn.Linear", """import torch
+""",
+    ),
+    Example(
+        "linear-step",
+        "One training step of nn.Linear",
+        """import torch
 import torch.nn as nn
 
 torch.manual_seed(0)
@@ -112,7 +147,8 @@ loss.backward()
 optimizer.step()
 print(loss.item())
 print(model.weight.grad)
-"""),
+""",
+    ),
 ]
 
 BY_SLUG = {example.slug: example for example in EXAMPLES}

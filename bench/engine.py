@@ -105,16 +105,20 @@ def main() -> None:
         "mlp": MLP.format(steps=args.steps),
         "scalar": SCALAR.format(elements=args.elements),
     }
-    print(f"{'workload':<8} {'engine':>10} {'traced':>10} {'torch':>10} "
-          f"{'engine/torch':>13} {'traced/engine':>14}")
+    print(
+        f"{'workload':<8} {'engine':>10} {'traced':>10} {'torch':>10} "
+        f"{'engine/torch':>13} {'traced/engine':>14}"
+    )
     for name, code in workloads.items():
         untraced = median_seconds(run_untraced, code, args.repeats)
         traced = median_seconds(run_traced, code, args.repeats)
         eager = median_seconds(run_with_torch, code, args.repeats) if have_torch else None
         versus = f"{untraced / eager:13.2f}" if eager else f"{'n/a':>13}"
         eager_text = f"{eager * 1e3:8.1f}ms" if eager else f"{'n/a':>10}"
-        print(f"{name:<8} {untraced * 1e3:8.1f}ms {traced * 1e3:8.1f}ms {eager_text} "
-              f"{versus} {traced / untraced:14.2f}")
+        print(
+            f"{name:<8} {untraced * 1e3:8.1f}ms {traced * 1e3:8.1f}ms {eager_text} "
+            f"{versus} {traced / untraced:14.2f}"
+        )
     if not have_torch:
         print("(PyTorch is not importable here: run under .venv-torch for the baseline)")
 

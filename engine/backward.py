@@ -26,8 +26,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _run(tensors, roots, keep_graph=bool(retain_graph), capture=None)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
+):
     """torch.autograd.grad: return d(outputs)/d(inputs) without touching any .grad."""
     _refuse_unsupported(create_graph, None)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)

@@ -142,8 +142,9 @@ def randn_like(t: Tensor, dtype=None, requires_grad=False) -> Tensor:
     return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, requires_grad=False, generator=None,
-            device=None) -> Tensor:
+def randint(
+    low, high=None, size=None, dtype=None, requires_grad=False, generator=None, device=None
+) -> Tensor:
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     if high is None:
@@ -155,8 +156,9 @@ def randint(low, high=None, size=None, dtype=None, requires_grad=False, generato
 
 def randperm(n, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
     gen = generator or rng.default_generator
-    return _leaf(gen.randperm(int(n)).astype(_dtype(dtype, dtypes.int64)), requires_grad,
-                 "randperm")
+    return _leaf(
+        gen.randperm(int(n)).astype(_dtype(dtype, dtypes.int64)), requires_grad, "randperm"
+    )
 
 
 # ***** joining and choosing *****
@@ -190,9 +192,7 @@ def cat(tensors, dim=0) -> Tensor:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     ndim = tensors[0].ndim
     if ndim == 0:
-        raise RuntimeError(
-            "zero-dimensional tensor (at position 0) cannot be concatenated"
-        )
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = wrap_dim(dim, ndim)
     for i, t in enumerate(tensors[1:], start=1):
         if t.ndim != ndim:

@@ -47,17 +47,38 @@ class Optimizer:
 class SGD(Optimizer):
     # foreach, differentiable and fused pick PyTorch kernels; kept only so the groups print
     # (and the defaults read 0, not 0.0) as PyTorch's do
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
-                 fused=None) -> None:
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize, foreach=foreach,
-                                      differentiable=differentiable, fused=fused))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+                maximize=maximize,
+                foreach=foreach,
+                differentiable=differentiable,
+                fused=fused,
+            ),
+        )
 
     @no_grad()
     def step(self) -> None:
@@ -82,19 +103,44 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     # as in SGD, the kernel switches are kept only so the groups print as PyTorch's do
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False) -> None:
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if decoupled_weight_decay:
             raise NotImplementedError(
                 "Adam(decoupled_weight_decay=True) is not supported by gradtrace's engine"
             )
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                                      capturable=capturable, differentiable=differentiable,
-                                      fused=fused, decoupled_weight_decay=False))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                maximize=maximize,
+                foreach=foreach,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+                decoupled_weight_decay=False,
+            ),
+        )
 
     @no_grad()
     def step(self) -> None:
@@ -112,9 +158,11 @@ class Adam(Optimizer):
                 if not state:
                     # Tensors, as PyTorch keeps them (step too: a float32 tensor); updated below
                     # through their arrays
-                    state.update(step=_as_tensor(np.zeros((), np.float32)),
-                                 exp_avg=_as_tensor(np.zeros_like(p._array)),
-                                 exp_avg_sq=_as_tensor(np.zeros_like(p._array)))
+                    state.update(
+                        step=_as_tensor(np.zeros((), np.float32)),
+                        exp_avg=_as_tensor(np.zeros_like(p._array)),
+                        exp_avg_sq=_as_tensor(np.zeros_like(p._array)),
+                    )
                     if group["amsgrad"]:
                         state["max_exp_avg_sq"] = _as_tensor(np.zeros_like(p._array))
                 state["step"]._array += 1

@@ -291,9 +291,13 @@ class Tensor:
 
     def type(self, dtype=None):
         if dtype is None:
-            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-                    "int64": "torch.LongTensor", "int32": "torch.IntTensor",
-                    "bool": "torch.BoolTensor"}[self.dtype.name]
+            return {
+                "float32": "torch.FloatTensor",
+                "float64": "torch.DoubleTensor",
+                "int64": "torch.LongTensor",
+                "int32": "torch.IntTensor",
+                "bool": "torch.BoolTensor",
+            }[self.dtype.name]
         return self.to(dtype)
 
     def cpu(self) -> Tensor:
@@ -678,8 +682,9 @@ class Tensor:
         """Send d(self)/d(self) (or `gradient`) back through the graph into the leaves' .grad."""
         from engine.backward import backward
 
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
-                 inputs)
+        backward(
+            (self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs
+        )
 
     def register_hook(self, hook):
         raise NotImplementedError(
@@ -731,7 +736,9 @@ def _apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **k
             shapes.append(getattr(a, "shape", ()))
             kinds.append(t._array.dtype if isinstance(t, Tensor) else None)
         node.next_functions, node.input_shapes, node.input_dtypes = (
-            tuple(edges), tuple(shapes), tuple(kinds)
+            tuple(edges),
+            tuple(shapes),
+            tuple(kinds),
         )
         if node.to_save:
             node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
@@ -763,9 +770,7 @@ def _edge(t) -> tuple:
 def _saved(node: Node, what, inputs, arrays, out: Tensor) -> SavedTensor:
     if what == "result":
         name = node.name()
-        return SavedTensor(
-            out._array, out._version_counter, lambda: _describe(out, _short(name))
-        )
+        return SavedTensor(out._array, out._version_counter, lambda: _describe(out, _short(name)))
     t = inputs[what]
     if not isinstance(t, Tensor):
         return SavedTensor(arrays[what], None, None)
@@ -804,8 +809,13 @@ def _raw(value):
 
 
 # Python names the operator when `t + "a"` fails, and so does PyTorch's message
-_SYMBOLS = {fn.AddBackward0: "+", fn.SubBackward0: "-", fn.MulBackward0: "*",
-            fn.DivBackward0: "/", fn.FloorDivide: "//"}
+_SYMBOLS = {
+    fn.AddBackward0: "+",
+    fn.SubBackward0: "-",
+    fn.MulBackward0: "*",
+    fn.DivBackward0: "/",
+    fn.FloorDivide: "//",
+}
 
 
 def _check_number(value, op: str) -> None:
@@ -822,9 +832,11 @@ def _binary(node_cls, a: Tensor, b, floating: bool = False, **kwargs):
             # the common case: same dtype, so nothing to promote or cast
             broadcast_shapes(a._array.shape, b._array.shape)
             return _apply(node_cls, (a, b), arrays=(a._array, b._array), **kwargs)
-        result = a._array.dtype if a._array.dtype == b._array.dtype else dtypes.result_type(
-            [(a.dtype, a.ndim), (b.dtype, b.ndim)], []
-        ).np
+        result = (
+            a._array.dtype
+            if a._array.dtype == b._array.dtype
+            else dtypes.result_type([(a.dtype, a.ndim), (b.dtype, b.ndim)], []).np
+        )
         broadcast_shapes(a._array.shape, b._array.shape)
         arrays = (_as(a._array, result, floating), _as(b._array, result, floating))
         return _apply(node_cls, (a, b), arrays=arrays, **kwargs)
@@ -980,9 +992,7 @@ def _index(t: Tensor, key):
         if k is not None and k is not Ellipsis
     )
     if used > t.ndim:
-        raise IndexError(
-            f"too many indices for tensor of dimension {t.ndim}"
-        )
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     out, dim, gathers = t, 0, {}
@@ -1031,8 +1041,11 @@ def _slice(t: Tensor, dim: int, k: slice, keep_whole: bool = True) -> Tensor:
     step = 1 if k.step is None else int(k.step)
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    if not keep_whole and k.start in (None, 0) and step == 1 and (
-        k.stop is None or k.stop >= t.shape[dim]
+    if (
+        not keep_whole
+        and k.start in (None, 0)
+        and step == 1
+        and (k.stop is None or k.stop >= t.shape[dim])
     ):
         return t  # PyTorch skips a slice that keeps the whole dim (written from 0, step 1)
     start, stop, _ = k.indices(t.shape[dim])
@@ -1120,9 +1133,7 @@ def _inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
     if isinstance(other, list | tuple):
         other = tensor(other)
     if node_cls is fn.DivBackward0 and target._array.dtype.kind != "f":
-        raise RuntimeError(
-            "result type Float can't be cast to the desired output type Long"
-        )
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
     inputs = (target, *operands)
     if isinstance(other, Tensor):
         broadcast_shapes(target._array.shape, other._array.shape)
@@ -1159,11 +1170,10 @@ def _inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
         edges[0] = before if before[0] is not None else (None, 0)
         node.next_functions = tuple(edges)
         node.input_shapes = tuple(getattr(a, "shape", ()) for a in arrays)
-        node.input_dtypes = tuple(
-            t._array.dtype if isinstance(t, Tensor) else None for t in inputs
-        )
+        node.input_dtypes = tuple(t._array.dtype if isinstance(t, Tensor) else None for t in inputs)
         node.saved = [
-            SavedTensor(arrays[w], None, None) if w != "result"
+            SavedTensor(arrays[w], None, None)
+            if w != "result"
             else _saved(node, "result", inputs, arrays, target)
             for w in node.to_save
         ]
@@ -1187,8 +1197,7 @@ def _bump(t: Tensor, op: str, node) -> None:
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
-            f"{b.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
     if a.ndim == 1 and b.ndim == 1:
         return dot(a, b)
@@ -1240,9 +1249,7 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"
-        )
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(
             "inconsistent tensor size, expected tensor "

@@ -51,55 +51,81 @@ def S(slug: str, source: str, *, unsupported: bool = False, skip: tuple = (), wh
 # creation and dtypes
 # ======================================================================================
 
-S("tensor-float", """
+S(
+    "tensor-float",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0])
 print(x)
 print(x.dtype, x.shape, x.requires_grad, x.is_leaf, x.grad_fn)
-""")
-S("tensor-requires-grad", """
+""",
+)
+S(
+    "tensor-requires-grad",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 print(x)
 print(x.requires_grad, x.is_leaf, x.grad, x.grad_fn)
-""")
-S("tensor-float64", """
+""",
+)
+S(
+    "tensor-float64",
+    """
 import torch
 x = torch.tensor([1, 2], dtype=torch.float64)
 y = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
 print(x)
 print(y)
 print(x.dtype, y.dtype)
-""")
-S("tensor-int64", """
+""",
+)
+S(
+    "tensor-int64",
+    """
 import torch
 x = torch.tensor([1, 2, 3])
 print(x, x.dtype)
 s = torch.tensor(7)
 print(s, s.dtype, s.shape)
-""")
-S("tensor-bool", """
+""",
+)
+S(
+    "tensor-bool",
+    """
 import torch
 m = torch.tensor([True, False, True])
 print(m, m.dtype)
-""")
-S("tensor-scalar-0dim", """
+""",
+)
+S(
+    "tensor-scalar-0dim",
+    """
 import torch
 x = torch.tensor(3.5)
 print(x, x.shape, x.dim(), x.numel())
-""")
-S("tensor-matrix", """
+""",
+)
+S(
+    "tensor-matrix",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 print(x)
 print(x.shape, x.size(), x.size(0), x.size(-1), x.dim(), x.numel())
-""")
-S("tensor-mixed-int-float-list", """
+""",
+)
+S(
+    "tensor-mixed-int-float-list",
+    """
 import torch
 x = torch.tensor([1, 2.5, 3])
 print(x, x.dtype)
-""")
-S("zeros-ones", """
+""",
+)
+S(
+    "zeros-ones",
+    """
 import torch
 a = torch.zeros(2, 3)
 b = torch.ones(3)
@@ -109,8 +135,11 @@ print(a)
 print(b)
 print(c)
 print(d)
-""")
-S("zeros-like-ones-like", """
+""",
+)
+S(
+    "zeros-like-ones-like",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 z = torch.zeros_like(x)
@@ -119,8 +148,11 @@ i = torch.ones_like(torch.tensor([1, 2, 3]))
 print(z, z.requires_grad)
 print(o)
 print(i)
-""")
-S("full", """
+""",
+)
+S(
+    "full",
+    """
 import torch
 a = torch.full((2, 2), 7.0)
 b = torch.full((3,), 3)
@@ -128,8 +160,11 @@ c = torch.full((2,), 1.5, dtype=torch.float64)
 print(a)
 print(b, b.dtype)
 print(c)
-""")
-S("arange-int", """
+""",
+)
+S(
+    "arange-int",
+    """
 import torch
 a = torch.arange(5)
 b = torch.arange(1, 10, 3)
@@ -137,8 +172,11 @@ c = torch.arange(5, 0, -2)
 print(a, a.dtype)
 print(b)
 print(c)
-""")
-S("arange-float", """
+""",
+)
+S(
+    "arange-float",
+    """
 import torch
 a = torch.arange(0, 1, 0.25)
 b = torch.arange(0.0, 3.0)
@@ -146,8 +184,11 @@ c = torch.arange(3, dtype=torch.float32)
 print(a, a.dtype)
 print(b)
 print(c)
-""")
-S("linspace", """
+""",
+)
+S(
+    "linspace",
+    """
 import torch
 a = torch.linspace(0, 1, 5)
 b = torch.linspace(-1, 1, steps=4)
@@ -155,15 +196,21 @@ c = torch.linspace(0, 10, 11)
 print(a)
 print(b)
 print(c)
-""")
-S("eye", """
+""",
+)
+S(
+    "eye",
+    """
 import torch
 a = torch.eye(3)
 b = torch.eye(2, 3)
 print(a)
 print(b)
-""")
-S("stack-grad", """
+""",
+)
+S(
+    "stack-grad",
+    """
 import torch
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([3.0, 4.0], requires_grad=True)
@@ -173,8 +220,11 @@ print(s)
 print(s1)
 (s * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
 print(a.grad, b.grad)
-""")
-S("cat-grad", """
+""",
+)
+S(
+    "cat-grad",
+    """
 import torch
 a = torch.tensor([[1.0, 2.0]], requires_grad=True)
 b = torch.tensor([[3.0, 4.0], [5.0, 6.0]], requires_grad=True)
@@ -185,16 +235,22 @@ print(d.shape)
 (c * c).sum().backward()
 print(a.grad)
 print(b.grad)
-""")
-S("where-grad", """
+""",
+)
+S(
+    "where-grad",
+    """
 import torch
 x = torch.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
 y = torch.where(x > 0, x, torch.zeros_like(x))
 print(y)
 y.sum().backward()
 print(x.grad)
-""")
-S("where-two-inputs", """
+""",
+)
+S(
+    "where-two-inputs",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([10.0, 20.0, 30.0], requires_grad=True)
@@ -202,8 +258,11 @@ c = torch.where(torch.tensor([True, False, True]), a * 2, b)
 c.sum().backward()
 print(c)
 print(a.grad, b.grad)
-""")
-S("promote-int-times-float", """
+""",
+)
+S(
+    "promote-int-times-float",
+    """
 import torch
 i = torch.tensor([1, 2, 3])
 f = torch.tensor([0.5, 0.5, 0.5])
@@ -215,8 +274,11 @@ print(a, a.dtype)
 print(b, b.dtype)
 print(c, c.dtype)
 print(d, d.dtype)
-""")
-S("promote-float32-float64-0dim", """
+""",
+)
+S(
+    "promote-float32-float64-0dim",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 s = torch.tensor(2.0, dtype=torch.float64)
@@ -226,8 +288,11 @@ w = x * torch.tensor([2.0, 2.0], dtype=torch.float64)
 print(y, y.dtype)
 print(z, z.dtype)
 print(w, w.dtype)
-""")
-S("promote-int-tensor-with-0dim", """
+""",
+)
+S(
+    "promote-int-tensor-with-0dim",
+    """
 import torch
 a = torch.tensor([1, 2], dtype=torch.int32)
 b = a + torch.tensor(5)
@@ -236,8 +301,11 @@ d = torch.tensor([1.0], dtype=torch.float64) * 2.5
 print(b, b.dtype)
 print(c, c.dtype)
 print(d, d.dtype)
-""")
-S("promote-grad-float64", """
+""",
+)
+S(
+    "promote-grad-float64",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 w = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
@@ -246,21 +314,27 @@ y.backward()
 print(y)
 print(x.grad, x.grad.dtype)
 print(w.grad, w.grad.dtype)
-""")
-S("bool-arith", """
+""",
+)
+S(
+    "bool-arith",
+    """
 import torch
 m = torch.tensor([True, False, True])
 n = m.sum()
 f = m * 1.5
 print(n, n.dtype)
 print(f)
-""")
+""",
+)
 
 # ======================================================================================
 # operators
 # ======================================================================================
 
-S("op-add", """
+S(
+    "op-add",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -268,8 +342,11 @@ c = a + b
 c.sum().backward()
 print(c)
 print(a.grad, b.grad)
-""")
-S("op-sub", """
+""",
+)
+S(
+    "op-sub",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -277,8 +354,11 @@ c = a - b
 c.sum().backward()
 print(c)
 print(a.grad, b.grad)
-""")
-S("op-mul", """
+""",
+)
+S(
+    "op-mul",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -286,8 +366,11 @@ c = a * b
 c.sum().backward()
 print(c)
 print(a.grad, b.grad)
-""")
-S("op-div", """
+""",
+)
+S(
+    "op-div",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([4.0, 5.0, 8.0], requires_grad=True)
@@ -295,24 +378,33 @@ c = a / b
 c.sum().backward()
 print(c)
 print(a.grad, b.grad)
-""")
-S("op-pow-scalar", """
+""",
+)
+S(
+    "op-pow-scalar",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 c = a ** 2
 c.sum().backward()
 print(c)
 print(a.grad)
-""")
-S("op-pow-half", """
+""",
+)
+S(
+    "op-pow-half",
+    """
 import torch
 a = torch.tensor([1.0, 4.0, 9.0], requires_grad=True)
 c = a ** 0.5
 c.sum().backward()
 print(c)
 print(a.grad)
-""")
-S("op-pow-tensor", """
+""",
+)
+S(
+    "op-pow-tensor",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([2.0, 3.0, 0.5], requires_grad=True)
@@ -321,8 +413,11 @@ c.sum().backward()
 print(c)
 print(a.grad)
 print(b.grad)
-""")
-S("op-matmul", """
+""",
+)
+S(
+    "op-matmul",
+    """
 import torch
 a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 b = torch.tensor([[5.0, 6.0], [7.0, 8.0]], requires_grad=True)
@@ -331,40 +426,55 @@ c.sum().backward()
 print(c)
 print(a.grad)
 print(b.grad)
-""")
-S("op-neg", """
+""",
+)
+S(
+    "op-neg",
+    """
 import torch
 a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
 c = -a
 c.sum().backward()
 print(c)
 print(a.grad)
-""")
-S("op-rsub", """
+""",
+)
+S(
+    "op-rsub",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 c = 2 - a
 c.sum().backward()
 print(c)
 print(a.grad)
-""")
-S("op-rdiv", """
+""",
+)
+S(
+    "op-rdiv",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
 c = 2 / a
 c.sum().backward()
 print(c)
 print(a.grad)
-""")
-S("op-rpow", """
+""",
+)
+S(
+    "op-rpow",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 c = 2 ** a
 c.sum().backward()
 print(c)
 print(a.grad)
-""")
-S("op-radd-rmul", """
+""",
+)
+S(
+    "op-radd-rmul",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 c = 2 + a
@@ -373,8 +483,11 @@ d = 3 * a
 print(c)
 print(d)
 print(a.grad)
-""")
-S("op-scalar-right", """
+""",
+)
+S(
+    "op-scalar-right",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = a + 2
@@ -384,8 +497,11 @@ e = a / 2
 (b + c + d + e).sum().backward()
 print(b, c, d, e)
 print(a.grad)
-""")
-S("op-broadcast-grad", """
+""",
+)
+S(
+    "op-broadcast-grad",
+    """
 import torch
 m = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 v = torch.tensor([10.0, 20.0, 30.0], requires_grad=True)
@@ -396,8 +512,11 @@ print(y)
 print(m.grad)
 print(v.grad)
 print(c.grad)
-""")
-S("op-broadcast-scalar-tensor", """
+""",
+)
+S(
+    "op-broadcast-scalar-tensor",
+    """
 import torch
 s = torch.tensor(2.0, requires_grad=True)
 v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -405,8 +524,11 @@ y = s * v
 y.sum().backward()
 print(y)
 print(s.grad, v.grad)
-""")
-S("op-comparisons", """
+""",
+)
+S(
+    "op-comparisons",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([3.0, 2.0, 1.0])
@@ -418,29 +540,39 @@ eq = a == b
 ne = a != b
 print(gt, lt, ge, le, eq, ne)
 print(gt.dtype, gt.requires_grad, gt.grad_fn)
-""")
-S("op-comparison-int", """
+""",
+)
+S(
+    "op-comparison-int",
+    """
 import torch
 x = torch.arange(6)
 m = x % 2 == 0
 print(m)
 print(x[m])
-""")
-S("op-same-tensor-twice", """
+""",
+)
+S(
+    "op-same-tensor-twice",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 c = a * a
 c.sum().backward()
 print(a.grad)
-""")
-S("op-int-division", """
+""",
+)
+S(
+    "op-int-division",
+    """
 import torch
 a = torch.tensor([1, 2, 3])
 b = a / a
 c = a // 2
 print(b, b.dtype)
 print(c, c.dtype)
-""")
+""",
+)
 
 # ======================================================================================
 # pointwise functions
@@ -457,7 +589,9 @@ for _name, _values in [
     ("sqrt", "[1.0, 4.0, 2.0]"),
     ("abs", "[-1.5, 0.0, 2.0]"),
 ]:
-    S(f"fn-{_name}", f"""
+    S(
+        f"fn-{_name}",
+        f"""
     import torch
     x = torch.tensor({_values}, requires_grad=True)
     y = x.{_name}()
@@ -466,9 +600,12 @@ for _name, _values in [
     print(y)
     print(z)
     print(x.grad)
-    """)
+    """,
+    )
 
-S("fn-pow-function", """
+S(
+    "fn-pow-function",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = torch.pow(x, 3)
@@ -476,65 +613,89 @@ z = x.pow(2)
 (y + z).sum().backward()
 print(y, z)
 print(x.grad)
-""")
-S("fn-clamp-min", """
+""",
+)
+S(
+    "fn-clamp-min",
+    """
 import torch
 x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
 y = x.clamp(min=0.0)
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("fn-clamp-max", """
+""",
+)
+S(
+    "fn-clamp-max",
+    """
 import torch
 x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
 y = torch.clamp(x, max=1.0)
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("fn-clamp-both", """
+""",
+)
+S(
+    "fn-clamp-both",
+    """
 import torch
 x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
 y = x.clamp(-1.0, 1.0)
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("fn-clamp-int", """
+""",
+)
+S(
+    "fn-clamp-int",
+    """
 import torch
 x = torch.tensor([-3, 0, 5])
 print(x.clamp(min=-1, max=2))
-""")
-S("fn-exp-int-input", """
+""",
+)
+S(
+    "fn-exp-int-input",
+    """
 import torch
 x = torch.tensor([0, 1, 2])
 y = torch.exp(x)
 print(y.dtype)
 print(y)
-""")
-S("fn-chain", """
+""",
+)
+S(
+    "fn-chain",
+    """
 import torch
 x = torch.tensor([0.5, 1.0, 1.5], requires_grad=True)
 y = torch.sigmoid(x * 2).log().tanh()
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("fn-float64-chain", """
+""",
+)
+S(
+    "fn-float64-chain",
+    """
 import torch
 x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
 y = (x.exp() + x.sin() * x.cos()).sqrt()
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
+""",
+)
 
 # ======================================================================================
 # reductions
 # ======================================================================================
 
-S("zero-dim-reductions", """
+S(
+    "zero-dim-reductions",
+    """
     import torch
     t = torch.tensor(3., requires_grad=True)
     print(t.sum(0), t.mean(0), t.squeeze(0), t.transpose(0, 0))
@@ -542,16 +703,22 @@ S("zero-dim-reductions", """
     s = t.sum(0) + t.mean(0) + t.squeeze(0) + t.transpose(0, 0) + t.max(0)[0]
     s.backward()
     print(t.grad)
-""")
-S("sum-whole", """
+""",
+)
+S(
+    "sum-whole",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 s = x.sum()
 s.backward()
 print(s)
 print(x.grad)
-""")
-S("sum-dim", """
+""",
+)
+S(
+    "sum-dim",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 s0 = x.sum(0)
@@ -562,21 +729,30 @@ print(s0)
 print(s1)
 print(s2)
 print(x.grad)
-""")
-S("sum-int", """
+""",
+)
+S(
+    "sum-int",
+    """
 import torch
 x = torch.tensor([[1, 2], [3, 4]])
 print(x.sum(), x.sum(0), x.sum().dtype)
-""")
-S("mean-whole", """
+""",
+)
+S(
+    "mean-whole",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 m = x.mean()
 m.backward()
 print(m)
 print(x.grad)
-""")
-S("mean-dim", """
+""",
+)
+S(
+    "mean-dim",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 m0 = x.mean(0)
@@ -585,23 +761,32 @@ m1 = x.mean(dim=1, keepdim=True)
 print(m0)
 print(m1)
 print(x.grad)
-""")
-S("max-whole", """
+""",
+)
+S(
+    "max-whole",
+    """
 import torch
 x = torch.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
 m = x.max()
 m.backward()
 print(m)
 print(x.grad)
-""")
-S("max-ties", """
+""",
+)
+S(
+    "max-ties",
+    """
 import torch
 x = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)
 m = x.max()
 m.backward()
 print(x.grad)
-""")
-S("max-dim", """
+""",
+)
+S(
+    "max-dim",
+    """
 import torch
 x = torch.tensor([[1.0, 5.0, 2.0], [7.0, 3.0, 4.0]], requires_grad=True)
 values, indices = x.max(dim=1)
@@ -609,8 +794,11 @@ print(values)
 print(indices)
 values.sum().backward()
 print(x.grad)
-""")
-S("max-dim-keepdim", """
+""",
+)
+S(
+    "max-dim-keepdim",
+    """
 import torch
 x = torch.tensor([[1.0, 5.0, 2.0], [7.0, 3.0, 4.0]], requires_grad=True)
 r = torch.max(x, 0, keepdim=True)
@@ -618,8 +806,11 @@ print(r)
 print(r.values.shape, r.indices.shape)
 r.values.sum().backward()
 print(x.grad)
-""")
-S("min-whole-and-dim", """
+""",
+)
+S(
+    "min-whole-and-dim",
+    """
 import torch
 x = torch.tensor([[4.0, 1.0], [2.0, 8.0]], requires_grad=True)
 m = x.min()
@@ -627,24 +818,33 @@ v, i = x.min(0)
 print(m, v, i)
 (m + v.sum()).backward()
 print(x.grad)
-""")
-S("max-print-namedtuple", """
+""",
+)
+S(
+    "max-print-namedtuple",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [4.0, 3.0]])
 print(x.max(1))
 print(torch.min(x, dim=0))
-""")
-S("argmax", """
+""",
+)
+S(
+    "argmax",
+    """
 import torch
 x = torch.tensor([[1.0, 5.0, 2.0], [7.0, 3.0, 4.0]])
 print(x.argmax(), x.argmax(dim=1), torch.argmin(x, dim=0))
-""")
+""",
+)
 
 # ======================================================================================
 # linear algebra and shapes
 # ======================================================================================
 
-S("mm", """
+S(
+    "mm",
+    """
 import torch
 a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 b = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], requires_grad=True)
@@ -653,8 +853,11 @@ c.sum().backward()
 print(c)
 print(a.grad)
 print(b.grad)
-""")
-S("mv", """
+""",
+)
+S(
+    "mv",
+    """
 import torch
 m = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 v = torch.tensor([1.0, -1.0], requires_grad=True)
@@ -663,8 +866,11 @@ y.sum().backward()
 print(y)
 print(m.grad)
 print(v.grad)
-""")
-S("dot", """
+""",
+)
+S(
+    "dot",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 b = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -672,8 +878,11 @@ d = torch.dot(a, b)
 d.backward()
 print(d)
 print(a.grad, b.grad)
-""")
-S("matmul-vector-vector", """
+""",
+)
+S(
+    "matmul-vector-vector",
+    """
 import torch
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([3.0, 4.0], requires_grad=True)
@@ -681,8 +890,11 @@ c = a @ b
 c.backward()
 print(c)
 print(a.grad, b.grad)
-""")
-S("matmul-matrix-vector", """
+""",
+)
+S(
+    "matmul-matrix-vector",
+    """
 import torch
 m = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 v = torch.tensor([1.0, 1.0], requires_grad=True)
@@ -690,8 +902,11 @@ y = m @ v
 y.sum().backward()
 print(y)
 print(m.grad, v.grad)
-""")
-S("matmul-vector-matrix", """
+""",
+)
+S(
+    "matmul-vector-matrix",
+    """
 import torch
 m = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 v = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -699,8 +914,11 @@ y = torch.matmul(v, m)
 y.sum().backward()
 print(y)
 print(m.grad, v.grad)
-""")
-S("matmul-linear-layer", """
+""",
+)
+S(
+    "matmul-linear-layer",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 w = torch.tensor([[0.1, 0.2], [0.3, 0.4]], requires_grad=True)
@@ -712,8 +930,11 @@ print(y)
 print(loss)
 print(w.grad)
 print(b.grad)
-""")
-S("t-and-T", """
+""",
+)
+S(
+    "t-and-T",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 a = x.t()
@@ -722,8 +943,11 @@ b = x.T
 print(a)
 print(b.shape)
 print(x.grad)
-""")
-S("transpose", """
+""",
+)
+S(
+    "transpose",
+    """
 import torch
 x = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]], requires_grad=True)
 y = x.transpose(0, 2)
@@ -732,8 +956,11 @@ z = torch.transpose(x, 1, -1)
 print(y)
 print(z.shape)
 print(x.grad)
-""")
-S("permute", """
+""",
+)
+S(
+    "permute",
+    """
 import torch
 x = torch.arange(6.0).reshape(1, 2, 3).requires_grad_()
 y = x.permute(2, 0, 1)
@@ -741,8 +968,11 @@ print(y.shape)
 print(y)
 (y * torch.arange(6.0).reshape(3, 1, 2)).sum().backward()
 print(x.grad)
-""")
-S("reshape-viewable", """
+""",
+)
+S(
+    "reshape-viewable",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
 y = x.reshape(2, 3)
@@ -751,16 +981,22 @@ z = x.reshape(-1, 2)
 print(y)
 print(z)
 print(x.grad)
-""")
-S("reshape-not-viewable", """
+""",
+)
+S(
+    "reshape-not-viewable",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 y = x.t().reshape(6)
 (y * torch.arange(6.0)).sum().backward()
 print(y)
 print(x.grad)
-""")
-S("view", """
+""",
+)
+S(
+    "view",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 y = x.view(4)
@@ -769,42 +1005,63 @@ w = x.view(1, -1)
 (y * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
 print(y, z, w)
 print(x.grad)
-""")
-S("view-shares-memory", """
+""",
+)
+S(
+    "view-shares-memory",
+    """
 import torch
 x = torch.zeros(4)
 y = x.view(2, 2)
 y.add_(1)
 print(x)
-""")
-S("view-noncontiguous-error", """
+""",
+)
+S(
+    "view-noncontiguous-error",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 y = x.t()
 print(y.is_contiguous())
 z = y.view(6)
-""")
-S("view-size-error", """
+""",
+)
+S(
+    "view-size-error",
+    """
 import torch
 x = torch.arange(6.0)
 y = x.view(4, 2)
-""")
-S("view-infer-error", """
+""",
+)
+S(
+    "view-infer-error",
+    """
 import torch
 x = torch.arange(6.0)
 y = x.view(-1, 4)
-""")
-S("view-two-minus-one", """
+""",
+)
+S(
+    "view-two-minus-one",
+    """
 import torch
 x = torch.arange(6.0)
 y = x.view(-1, -1)
-""")
-S("reshape-size-error", """
+""",
+)
+S(
+    "reshape-size-error",
+    """
 import torch
 x = torch.arange(6.0)
 y = x.reshape(5)
-""")
-S("flatten", """
+""",
+)
+S(
+    "flatten",
+    """
 import torch
 x = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
 a = x.flatten()
@@ -813,8 +1070,11 @@ c = torch.flatten(x, 0, 1)
 a.sum().backward()
 print(a.shape, b.shape, c.shape)
 print(x.grad.shape, x.grad.sum())
-""")
-S("squeeze-unsqueeze", """
+""",
+)
+S(
+    "squeeze-unsqueeze",
+    """
 import torch
 x = torch.tensor([[[1.0], [2.0]]], requires_grad=True)
 a = x.squeeze()
@@ -824,15 +1084,21 @@ d = a.unsqueeze(-1)
 (c.sum() + d.sum() + b.sum()).backward()
 print(x.shape, a.shape, b.shape, c.shape, d.shape)
 print(x.grad)
-""")
-S("squeeze-noop", """
+""",
+)
+S(
+    "squeeze-noop",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0]], requires_grad=True)
 y = x.squeeze(1)
 print(y.shape)
 print(y)
-""")
-S("expand", """
+""",
+)
+S(
+    "expand",
+    """
 import torch
 x = torch.tensor([[1.0], [2.0]], requires_grad=True)
 y = x.expand(2, 3)
@@ -841,18 +1107,24 @@ z = x.expand(-1, 4)
 print(y)
 print(z.shape)
 print(x.grad)
-""")
-S("expand-error", """
+""",
+)
+S(
+    "expand-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0])
 y = x.expand(2, 4)
-""")
+""",
+)
 
 # ======================================================================================
 # indexing and iteration
 # ======================================================================================
 
-S("index-int", """
+S(
+    "index-int",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 y = x[1]
@@ -860,8 +1132,11 @@ z = x[0, 2]
 (y.sum() + z).backward()
 print(y, z)
 print(x.grad)
-""")
-S("index-slice", """
+""",
+)
+S(
+    "index-slice",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0], requires_grad=True)
 y = x[1:4]
@@ -869,16 +1144,22 @@ z = x[::2]
 (y.sum() + z.sum()).backward()
 print(y, z)
 print(x.grad)
-""")
-S("index-column", """
+""",
+)
+S(
+    "index-column",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 c = x[:, 1]
 c.sum().backward()
 print(c)
 print(x.grad)
-""")
-S("index-row-slice", """
+""",
+)
+S(
+    "index-row-slice",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 r = x[0, 1:]
@@ -886,8 +1167,11 @@ s = x[1:, :2]
 (r.sum() + s.sum()).backward()
 print(r, s)
 print(x.grad)
-""")
-S("index-negative", """
+""",
+)
+S(
+    "index-negative",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x[-1]
@@ -895,8 +1179,11 @@ w = x[-2:]
 (y + w.sum()).backward()
 print(y, w)
 print(x.grad)
-""")
-S("index-none", """
+""",
+)
+S(
+    "index-none",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x[None]
@@ -904,8 +1191,11 @@ z = x[:, None]
 (y.sum() + z.sum()).backward()
 print(y.shape, z.shape)
 print(x.grad)
-""")
-S("index-ellipsis", """
+""",
+)
+S(
+    "index-ellipsis",
+    """
 import torch
 x = torch.arange(8.0).reshape(2, 2, 2).requires_grad_()
 y = x[..., 0]
@@ -914,16 +1204,22 @@ z = x[0, ...]
 print(y)
 print(z)
 print(x.grad)
-""")
-S("index-list", """
+""",
+)
+S(
+    "index-list",
+    """
 import torch
 x = torch.tensor([10.0, 20.0, 30.0, 40.0], requires_grad=True)
 y = x[[0, 2, 2]]
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("index-long-tensor", """
+""",
+)
+S(
+    "index-long-tensor",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
 idx = torch.tensor([2, 0])
@@ -931,8 +1227,11 @@ y = x[idx]
 (y * 2).sum().backward()
 print(y)
 print(x.grad)
-""")
-S("index-bool-mask", """
+""",
+)
+S(
+    "index-bool-mask",
+    """
 import torch
 x = torch.tensor([1.0, -2.0, 3.0, -4.0], requires_grad=True)
 mask = x > 0
@@ -941,38 +1240,56 @@ y.sum().backward()
 print(mask)
 print(y)
 print(x.grad)
-""")
-S("index-bool-mask-2d", """
+""",
+)
+S(
+    "index-bool-mask-2d",
+    """
 import torch
 x = torch.tensor([[1.0, -2.0], [-3.0, 4.0]], requires_grad=True)
 y = x[x < 0]
 (y ** 2).sum().backward()
 print(y)
 print(x.grad)
-""")
-S("index-out-of-range", """
+""",
+)
+S(
+    "index-out-of-range",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0])
 print(x[1])
 y = x[3]
-""")
-S("index-out-of-range-dim1", """
+""",
+)
+S(
+    "index-out-of-range-dim1",
+    """
 import torch
 x = torch.zeros(2, 3)
 y = x[0, 5]
-""")
-S("index-too-many", """
+""",
+)
+S(
+    "index-too-many",
+    """
 import torch
 x = torch.zeros(2)
 y = x[0, 0]
-""")
-S("index-0dim-item", """
+""",
+)
+S(
+    "index-0dim-item",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
 print(x[1, 0].item())
 print(x[0][1])
-""")
-S("iterate-unbind", """
+""",
+)
+S(
+    "iterate-unbind",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
 rows = list(x)
@@ -981,8 +1298,11 @@ print(rows[0].grad_fn.name(), rows[2].grad_fn is rows[0].grad_fn)
 total = rows[0].sum() * 3 + rows[2].sum()
 total.backward()
 print(x.grad)
-""")
-S("iterate-loop-grad", """
+""",
+)
+S(
+    "iterate-loop-grad",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 acc = 0
@@ -991,43 +1311,58 @@ for v in x:
 acc.backward()
 print(acc)
 print(x.grad)
-""")
-S("unbind-function", """
+""",
+)
+S(
+    "unbind-function",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 a, b = torch.unbind(x, dim=1)
 (a * 2 + b).sum().backward()
 print(a, b)
 print(x.grad)
-""")
-S("len-and-iter-0dim", """
+""",
+)
+S(
+    "len-and-iter-0dim",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 print(len(x))
 for r in torch.tensor(5.0):
     pass
-""")
+""",
+)
 
 # ======================================================================================
 # conversion and inspection
 # ======================================================================================
 
-S("clone", """
+S(
+    "clone",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x.clone()
 (y * 3).sum().backward()
 print(y)
 print(x.grad)
-""")
-S("clone-plain-independent", """
+""",
+)
+S(
+    "clone-plain-independent",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 y = x.clone()
 y.add_(5)
 print(x, y)
-""")
-S("detach", """
+""",
+)
+S(
+    "detach",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
@@ -1036,56 +1371,80 @@ print(d, d.requires_grad, d.is_leaf, d.grad_fn)
 z = d * x
 z.sum().backward()
 print(x.grad)
-""")
-S("detach-shares-storage", """
+""",
+)
+S(
+    "detach-shares-storage",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 d = x.detach()
 d.zero_()
 print(x)
-""")
-S("item", """
+""",
+)
+S(
+    "item",
+    """
 import torch
 x = torch.tensor([2.5], requires_grad=True)
 y = (x * 2).sum()
 print(y.item(), type(y.item()).__name__)
 print(torch.tensor(3).item(), torch.tensor(True).item())
-""")
-S("tolist", """
+""",
+)
+S(
+    "tolist",
+    """
 import torch
 x = torch.tensor([[1.0, 2.5], [3.0, 4.0]])
 print(x.tolist())
 print(torch.tensor([1, 2]).tolist(), torch.tensor(1.5).tolist())
-""")
-S("numpy", """
+""",
+)
+S(
+    "numpy",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
 a = x.numpy()
 print(type(a).__name__, a.dtype, a.shape)
 print(a.tolist())
-""")
-S("numpy-requires-grad-error", """
+""",
+)
+S(
+    "numpy-requires-grad-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 print(x.detach().numpy().tolist())
 a = x.numpy()
-""")
-S("shape-size-dim-numel", """
+""",
+)
+S(
+    "shape-size-dim-numel",
+    """
 import torch
 x = torch.zeros(2, 3, 4)
 print(x.shape)
 print(x.size())
 print(x.size(1), x.shape[2], x.dim(), x.ndim, x.numel(), len(x.shape))
 print(x.shape == (2, 3, 4), list(x.shape))
-""")
-S("dtype-props", """
+""",
+)
+S(
+    "dtype-props",
+    """
 import torch
 x = torch.tensor([1.0])
 print(x.dtype, x.dtype == torch.float32, x.dtype is torch.float32)
 print(torch.float64, torch.int64, torch.bool, torch.float, torch.long, torch.double)
 print(x.is_floating_point(), torch.tensor([1]).is_floating_point())
-""")
-S("to-dtype", """
+""",
+)
+S(
+    "to-dtype",
+    """
 import torch
 x = torch.tensor([1.5, 2.5], requires_grad=True)
 y = x.to(torch.float64)
@@ -1094,39 +1453,54 @@ i = x.long()
 y.sum().backward()
 print(y, z, i)
 print(x.grad, x.grad.dtype)
-""")
-S("float-int-conversion", """
+""",
+)
+S(
+    "float-int-conversion",
+    """
 import torch
 x = torch.tensor([1, 2, 3])
 f = x.float()
 print(f, f.dtype)
 print(float(torch.tensor(2.5)), int(torch.tensor(7)))
-""")
-S("is-tensor-numel-fn", """
+""",
+)
+S(
+    "is-tensor-numel-fn",
+    """
 import torch
 x = torch.ones(2, 5)
 print(torch.is_tensor(x), torch.is_tensor([1]), torch.numel(x))
-""")
-S("size-dim-out-of-range", """
+""",
+)
+S(
+    "size-dim-out-of-range",
+    """
 import torch
 x = torch.zeros(2, 3)
 print(x.size(-2))
 n = x.size(2)
-""")
+""",
+)
 
 # ======================================================================================
 # softmax
 # ======================================================================================
 
-S("softmax", """
+S(
+    "softmax",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 p = torch.softmax(x, dim=0)
 (p * torch.tensor([1.0, 0.0, 0.0])).sum().backward()
 print(p)
 print(x.grad)
-""")
-S("softmax-2d", """
+""",
+)
+S(
+    "softmax-2d",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 5.0]], requires_grad=True)
 p = x.softmax(dim=1)
@@ -1135,21 +1509,27 @@ q = x.softmax(-2)
 print(p)
 print(q)
 print(x.grad)
-""")
-S("log-softmax", """
+""",
+)
+S(
+    "log-softmax",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], requires_grad=True)
 lp = torch.log_softmax(x, dim=1)
 lp[:, 0].sum().backward()
 print(lp)
 print(x.grad)
-""")
+""",
+)
 
 # ======================================================================================
 # autograd
 # ======================================================================================
 
-S("grad-fn-names", """
+S(
+    "grad-fn-names",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
@@ -1157,8 +1537,11 @@ z = y + 1
 w = z.mean()
 print(y.grad_fn.name(), z.grad_fn.name(), w.grad_fn.name())
 print(x.grad_fn, y.is_leaf, x.is_leaf)
-""")
-S("next-functions", """
+""",
+)
+S(
+    "next-functions",
+    """
 import torch
 a = torch.tensor(2.0, requires_grad=True)
 b = torch.tensor(3.0)
@@ -1166,8 +1549,11 @@ c = a * b
 d = c + a
 print([(f.name() if f is not None else None, i) for f, i in d.grad_fn.next_functions])
 print([(f.name() if f is not None else None, i) for f, i in c.grad_fn.next_functions])
-""")
-S("accumulate-grad-variable", """
+""",
+)
+S(
+    "accumulate-grad-variable",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 y = (w * 3).sum()
@@ -1175,23 +1561,32 @@ acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
 print(acc.name())
 print(acc.variable is w)
 print(acc.variable)
-""")
-S("requires-grad-flag", """
+""",
+)
+S(
+    "requires-grad-flag",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 print(x.requires_grad)
 x.requires_grad = True
 y = x * 2
 print(y.requires_grad, y.grad_fn.name())
-""")
-S("requires-grad-underscore", """
+""",
+)
+S(
+    "requires-grad-underscore",
+    """
 import torch
 x = torch.tensor([1.0, 2.0]).requires_grad_()
 y = torch.tensor([3.0]).requires_grad_(True)
 z = x.requires_grad_(False)
 print(x.requires_grad, y.requires_grad, z is x)
-""")
-S("requires-grad-mixed", """
+""",
+)
+S(
+    "requires-grad-mixed",
+    """
 import torch
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([3.0, 4.0])
@@ -1200,21 +1595,30 @@ d = b * 2
 print(c.requires_grad, d.requires_grad, d.grad_fn)
 c.sum().backward()
 print(a.grad, b.grad)
-""")
-S("requires-grad-nonleaf-error", """
+""",
+)
+S(
+    "requires-grad-nonleaf-error",
+    """
 import torch
 x = torch.tensor([1.0], requires_grad=True)
 y = x * 2
 y.requires_grad = False
-""")
-S("grad-none-before-backward", """
+""",
+)
+S(
+    "grad-none-before-backward",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 print(x.grad)
 (x * x).sum().backward()
 print(x.grad)
-""")
-S("retain-grad", """
+""",
+)
+S(
+    "retain-grad",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 3
@@ -1224,8 +1628,11 @@ print(y.retains_grad, x.retains_grad, z.retains_grad)
 z.backward()
 print(y.grad)
 print(x.grad)
-""")
-S("nonleaf-grad-is-none", """
+""",
+)
+S(
+    "nonleaf-grad-is-none",
+    """
 import torch
 import warnings
 warnings.simplefilter("ignore")
@@ -1233,22 +1640,31 @@ x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 3
 y.sum().backward()
 print(y.grad, y.is_leaf, y.retains_grad)
-""")
-S("backward-gradient-arg", """
+""",
+)
+S(
+    "backward-gradient-arg",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x * 2
 y.backward(gradient=torch.tensor([1.0, 0.1, 0.01]))
 print(x.grad)
-""")
-S("backward-gradient-matrix", """
+""",
+)
+S(
+    "backward-gradient-matrix",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 y = x ** 2
 y.backward(torch.ones_like(y))
 print(x.grad)
-""")
-S("backward-retain-graph-twice", """
+""",
+)
+S(
+    "backward-retain-graph-twice",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = (x ** 2).sum()
@@ -1256,8 +1672,11 @@ y.backward(retain_graph=True)
 print(x.grad)
 y.backward()
 print(x.grad)
-""")
-S("grads-accumulate", """
+""",
+)
+S(
+    "grads-accumulate",
+    """
 import torch
 x = torch.tensor(3.0, requires_grad=True)
 for _ in range(3):
@@ -1267,8 +1686,11 @@ print(x.grad)
 x.grad = None
 (x * 2).backward()
 print(x.grad)
-""")
-S("grad-zero-inplace", """
+""",
+)
+S(
+    "grad-zero-inplace",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 (x * 5).sum().backward()
@@ -1276,61 +1698,85 @@ x.grad.zero_()
 print(x.grad)
 (x * 2).sum().backward()
 print(x.grad)
-""")
-S("autograd-grad", """
+""",
+)
+S(
+    "autograd-grad",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = (x ** 3).sum()
 (g,) = torch.autograd.grad(y, x)
 print(g)
 print(x.grad)
-""")
-S("autograd-grad-two-inputs", """
+""",
+)
+S(
+    "autograd-grad-two-inputs",
+    """
 import torch
 a = torch.tensor(2.0, requires_grad=True)
 b = torch.tensor(5.0, requires_grad=True)
 c = a * b + a
 ga, gb = torch.autograd.grad(c, [a, b])
 print(ga, gb)
-""")
-S("autograd-grad-nonleaf-input", """
+""",
+)
+S(
+    "autograd-grad-nonleaf-input",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 h = x * 2
 y = (h ** 2).sum()
 g = torch.autograd.grad(y, h)
 print(g)
-""")
-S("autograd-grad-grad-outputs", """
+""",
+)
+S(
+    "autograd-grad-grad-outputs",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * x
 g = torch.autograd.grad(y, x, grad_outputs=torch.tensor([1.0, 10.0]))
 print(g)
-""")
-S("autograd-grad-unused-error", """
+""",
+)
+S(
+    "autograd-grad-unused-error",
+    """
 import torch
 x = torch.tensor(1.0, requires_grad=True)
 u = torch.tensor(2.0, requires_grad=True)
 y = x * 2
 g = torch.autograd.grad(y, [x, u])
-""")
-S("autograd-grad-allow-unused", """
+""",
+)
+S(
+    "autograd-grad-allow-unused",
+    """
 import torch
 x = torch.tensor(1.0, requires_grad=True)
 u = torch.tensor(2.0, requires_grad=True)
 y = x * 2
 g = torch.autograd.grad(y, [x, u], allow_unused=True)
 print(g)
-""")
-S("autograd-backward-function", """
+""",
+)
+S(
+    "autograd-backward-function",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = (x * 4).sum()
 torch.autograd.backward(y)
 print(x.grad)
-""")
-S("no-grad-context", """
+""",
+)
+S(
+    "no-grad-context",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 with torch.no_grad():
@@ -1340,8 +1786,11 @@ print(y.requires_grad, y.grad_fn, y.is_leaf)
 print(torch.is_grad_enabled())
 z = x * 2
 print(z.requires_grad)
-""")
-S("no-grad-decorator", """
+""",
+)
+S(
+    "no-grad-decorator",
+    """
 import torch
 
 @torch.no_grad()
@@ -1352,8 +1801,11 @@ x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = double(x)
 print(y, y.requires_grad)
 print(torch.is_grad_enabled())
-""")
-S("enable-grad-inside-no-grad", """
+""",
+)
+S(
+    "enable-grad-inside-no-grad",
+    """
 import torch
 x = torch.tensor([1.0], requires_grad=True)
 with torch.no_grad():
@@ -1361,8 +1813,11 @@ with torch.no_grad():
         y = x * 2
     z = x * 2
 print(y.requires_grad, z.requires_grad)
-""")
-S("set-grad-enabled", """
+""",
+)
+S(
+    "set-grad-enabled",
+    """
 import torch
 x = torch.tensor([1.0], requires_grad=True)
 with torch.set_grad_enabled(False):
@@ -1374,8 +1829,11 @@ print(torch.is_grad_enabled(), z.requires_grad)
 torch.set_grad_enabled(True)
 w = x * 2
 print(torch.is_grad_enabled(), w.requires_grad)
-""")
-S("no-grad-inplace-leaf", """
+""",
+)
+S(
+    "no-grad-inplace-leaf",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 (w * w).sum().backward()
@@ -1383,8 +1841,11 @@ with torch.no_grad():
     w -= 0.1 * w.grad
 print(w)
 print(w.is_leaf, w.requires_grad, w.grad_fn)
-""")
-S("data-attribute", """
+""",
+)
+S(
+    "data-attribute",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 d = w.data
@@ -1393,8 +1854,11 @@ w.data.mul_(3)
 print(w)
 w.data = torch.tensor([5.0, 6.0])
 print(w)
-""")
-S("data-update-after-backward", """
+""",
+)
+S(
+    "data-update-after-backward",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 loss = (w ** 2).sum()
@@ -1402,13 +1866,16 @@ loss.backward()
 w.data -= 0.5 * w.grad
 print(w)
 print(w.grad)
-""")
+""",
+)
 
 # ======================================================================================
 # in-place operations
 # ======================================================================================
 
-S("inplace-plain", """
+S(
+    "inplace-plain",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0])
 x.add_(1)
@@ -1424,8 +1891,11 @@ x *= 0.5
 print(x)
 x /= 2
 print(x)
-""")
-S("inplace-zero-fill-copy", """
+""",
+)
+S(
+    "inplace-zero-fill-copy",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0])
 x.zero_()
@@ -1434,22 +1904,31 @@ x.fill_(7)
 print(x)
 x.copy_(torch.tensor([4.0, 5.0, 6.0]))
 print(x)
-""")
-S("inplace-returns-self", """
+""",
+)
+S(
+    "inplace-returns-self",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 y = x.add_(1)
 print(y is x, x)
-""")
-S("inplace-version-counter", """
+""",
+)
+S(
+    "inplace-version-counter",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 print(x._version)
 x.add_(1)
 x.mul_(2)
 print(x._version)
-""")
-S("inplace-nonleaf-add", """
+""",
+)
+S(
+    "inplace-nonleaf-add",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
@@ -1458,8 +1937,11 @@ print(y)
 print([(f.name() if f is not None else None, i) for f, i in y.grad_fn.next_functions])
 y.sum().backward()
 print(x.grad)
-""")
-S("inplace-nonleaf-mul", """
+""",
+)
+S(
+    "inplace-nonleaf-mul",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x + 1
@@ -1467,8 +1949,11 @@ y.mul_(3)
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("inplace-nonleaf-sub", """
+""",
+)
+S(
+    "inplace-nonleaf-sub",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 1
@@ -1476,8 +1961,11 @@ y.sub_(torch.tensor([0.5, 0.5]))
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("inplace-nonleaf-iadd", """
+""",
+)
+S(
+    "inplace-nonleaf-iadd",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
@@ -1486,8 +1974,11 @@ y *= 2
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("inplace-nonleaf-zero", """
+""",
+)
+S(
+    "inplace-nonleaf-zero",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
@@ -1496,8 +1987,11 @@ z = (y + x).sum()
 z.backward()
 print(y)
 print(x.grad)
-""")
-S("inplace-nonleaf-fill", """
+""",
+)
+S(
+    "inplace-nonleaf-fill",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
@@ -1505,8 +1999,11 @@ y.fill_(3.0)
 (y * x).sum().backward()
 print(y)
 print(x.grad)
-""")
-S("inplace-nonleaf-copy", """
+""",
+)
+S(
+    "inplace-nonleaf-copy",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 s = torch.tensor([5.0, 6.0], requires_grad=True)
@@ -1515,8 +2012,11 @@ y.copy_(s * 3)
 y.sum().backward()
 print(y)
 print(x.grad, s.grad)
-""")
-S("inplace-plain-with-grad-operand", """
+""",
+)
+S(
+    "inplace-plain-with-grad-operand",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = torch.zeros(2)
@@ -1524,61 +2024,88 @@ y.add_(x)
 print(y)
 y.sum().backward()
 print(x.grad, y.is_leaf)
-""")
-S("inplace-leaf-error", """
+""",
+)
+S(
+    "inplace-leaf-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 x.add_(1)
-""")
-S("inplace-leaf-iadd-error", """
+""",
+)
+S(
+    "inplace-leaf-iadd-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 x += 1
-""")
-S("inplace-leaf-mul-error", """
+""",
+)
+S(
+    "inplace-leaf-mul-error",
+    """
 import torch
 w = torch.tensor([[1.0]], requires_grad=True)
 w.mul_(2)
-""")
-S("inplace-saved-exp-error", """
+""",
+)
+S(
+    "inplace-saved-exp-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x.exp()
 y.add_(1)
 y.sum().backward()
-""")
-S("inplace-saved-tanh-error", """
+""",
+)
+S(
+    "inplace-saved-tanh-error",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 y = torch.tanh(x)
 z = y * 2
 y.mul_(2)
 z.sum().backward()
-""")
-S("inplace-saved-input-error", """
+""",
+)
+S(
+    "inplace-saved-input-error",
+    """
 import torch
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([3.0, 4.0])
 c = a * b
 b.add_(1)
 c.sum().backward()
-""")
-S("inplace-saved-nonleaf-input-error", """
+""",
+)
+S(
+    "inplace-saved-nonleaf-input-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 h = x + 1
 y = h ** 2
 h.mul_(2)
 y.sum().backward()
-""")
-S("inplace-sigmoid-saved-error", """
+""",
+)
+S(
+    "inplace-sigmoid-saved-error",
+    """
 import torch
 x = torch.tensor(0.5, requires_grad=True)
 y = torch.sigmoid(x)
 y.sub_(0.1)
 y.backward()
-""")
-S("inplace-not-saved-ok", """
+""",
+)
+S(
+    "inplace-not-saved-ok",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x + 1
@@ -1586,18 +2113,24 @@ z = y * 2
 y.add_(5)
 z.sum().backward()
 print(x.grad, y)
-""")
-S("inplace-int-div-error", """
+""",
+)
+S(
+    "inplace-int-div-error",
+    """
 import torch
 x = torch.tensor([1, 2])
 x /= 2
-""")
+""",
+)
 
 # ======================================================================================
 # nn
 # ======================================================================================
 
-S("nn-module-subclass", """
+S(
+    "nn-module-subclass",
+    """
 import torch
 import torch.nn as nn
 
@@ -1621,8 +2154,11 @@ print(m.w.grad, m.b.grad)
 w, b = m.w, m.b
 m.zero_grad()
 print(m.w.grad, m.b.grad)
-""")
-S("nn-parameter-repr", """
+""",
+)
+S(
+    "nn-parameter-repr",
+    """
 import torch
 import torch.nn as nn
 p = nn.Parameter(torch.tensor([1.0, 2.0]))
@@ -1630,8 +2166,11 @@ print(p)
 print(p.requires_grad, p.is_leaf)
 q = p * 2
 print(q)
-""")
-S("nn-linear-seeded", """
+""",
+)
+S(
+    "nn-linear-seeded",
+    """
 import torch
 import torch.nn as nn
 torch.manual_seed(0)
@@ -1645,16 +2184,22 @@ print(y.grad_fn.name())
 y.sum().backward()
 print(w.grad)
 print(b.grad)
-""")
-S("nn-linear-print-weights", """
+""",
+)
+S(
+    "nn-linear-print-weights",
+    """
 import torch
 import torch.nn as nn
 torch.manual_seed(42)
 layer = nn.Linear(2, 2)
 print(layer.weight)
 print(layer.bias)
-""")
-S("nn-linear-fixed-weights", """
+""",
+)
+S(
+    "nn-linear-fixed-weights",
+    """
 import torch
 import torch.nn as nn
 layer = nn.Linear(2, 1)
@@ -1668,8 +2213,11 @@ loss.backward()
 w, b = layer.weight, layer.bias
 print(y)
 print(w.grad, b.grad)
-""")
-S("nn-linear-1d-input", """
+""",
+)
+S(
+    "nn-linear-1d-input",
+    """
 import torch
 import torch.nn as nn
 layer = nn.Linear(2, 2)
@@ -1678,8 +2226,11 @@ with torch.no_grad():
     layer.bias.zero_()
 y = layer(torch.tensor([3.0, 4.0]))
 print(y)
-""")
-S("nn-sequential", """
+""",
+)
+S(
+    "nn-sequential",
+    """
 import torch
 import torch.nn as nn
 torch.manual_seed(0)
@@ -1687,8 +2238,11 @@ model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1), nn.Sigmoid())
 print(model)
 print([n for n, _ in model.named_parameters()])
 print(len(model), type(model[1]).__name__)
-""")
-S("nn-sequential-fixed-forward", """
+""",
+)
+S(
+    "nn-sequential-fixed-forward",
+    """
 import torch
 import torch.nn as nn
 model = nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.Linear(2, 1))
@@ -1703,8 +2257,11 @@ out.sum().backward()
 print(out)
 print(model[0].weight.grad)
 print(model[2].bias.grad)
-""")
-S("nn-activations", """
+""",
+)
+S(
+    "nn-activations",
+    """
 import torch
 import torch.nn as nn
 x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
@@ -1717,8 +2274,11 @@ print(b)
 print(c)
 print(x.grad)
 print(nn.ReLU(), nn.Tanh(), nn.Sigmoid())
-""")
-S("nn-mseloss", """
+""",
+)
+S(
+    "nn-mseloss",
+    """
 import torch
 import torch.nn as nn
 pred = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -1727,8 +2287,11 @@ loss = nn.MSELoss()(pred, target)
 loss.backward()
 print(loss)
 print(pred.grad)
-""")
-S("nn-mseloss-sum", """
+""",
+)
+S(
+    "nn-mseloss-sum",
+    """
 import torch
 import torch.nn as nn
 pred = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -1737,8 +2300,11 @@ loss = nn.MSELoss(reduction="sum")(pred, target)
 loss.backward()
 print(loss)
 print(pred.grad)
-""")
-S("nn-crossentropy", """
+""",
+)
+S(
+    "nn-crossentropy",
+    """
 import torch
 import torch.nn as nn
 logits = torch.tensor([[2.0, 1.0, 0.1], [0.5, 2.5, 0.3]], requires_grad=True)
@@ -1747,8 +2313,11 @@ loss = nn.CrossEntropyLoss()(logits, target)
 loss.backward()
 print(loss)
 print(logits.grad)
-""")
-S("nn-crossentropy-sum", """
+""",
+)
+S(
+    "nn-crossentropy-sum",
+    """
 import torch
 import torch.nn as nn
 logits = torch.tensor([[1.0, 2.0], [3.0, 1.0], [0.0, 0.0]], requires_grad=True)
@@ -1757,8 +2326,11 @@ loss = nn.CrossEntropyLoss(reduction="sum")(logits, target)
 loss.backward()
 print(loss)
 print(logits.grad)
-""")
-S("F-activations", """
+""",
+)
+S(
+    "F-activations",
+    """
 import torch
 import torch.nn.functional as F
 x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
@@ -1768,8 +2340,11 @@ c = F.tanh(x)
 (a * b * c).sum().backward()
 print(a, b, c)
 print(x.grad)
-""")
-S("F-mse-loss", """
+""",
+)
+S(
+    "F-mse-loss",
+    """
 import torch
 import torch.nn.functional as F
 a = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
@@ -1778,8 +2353,11 @@ loss = F.mse_loss(a, t)
 loss.backward()
 print(loss)
 print(a.grad)
-""")
-S("F-cross-entropy", """
+""",
+)
+S(
+    "F-cross-entropy",
+    """
 import torch
 import torch.nn.functional as F
 logits = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
@@ -1787,8 +2365,11 @@ loss = F.cross_entropy(logits, torch.tensor([2]))
 loss.backward()
 print(loss)
 print(logits.grad)
-""")
-S("F-softmax-log-softmax", """
+""",
+)
+S(
+    "F-softmax-log-softmax",
+    """
 import torch
 import torch.nn.functional as F
 x = torch.tensor([[0.0, 1.0], [2.0, 4.0]], requires_grad=True)
@@ -1798,20 +2379,26 @@ lp = F.log_softmax(x, dim=1)
 print(p)
 print(lp)
 print(x.grad)
-""")
-S("F-import-from", """
+""",
+)
+S(
+    "F-import-from",
+    """
 from torch import nn
 from torch.nn import functional as F
 import torch
 x = torch.tensor([-1.0, 1.0])
 print(F.relu(x), nn.ReLU()(x))
-""")
+""",
+)
 
 # ======================================================================================
 # optim
 # ======================================================================================
 
-S("optim-sgd", """
+S(
+    "optim-sgd",
+    """
 import torch
 w = torch.tensor([1.0, -2.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1)
@@ -1822,8 +2409,11 @@ for _ in range(3):
     opt.step()
     print(loss.item(), w)
 print(w.grad)
-""")
-S("optim-sgd-momentum", """
+""",
+)
+S(
+    "optim-sgd-momentum",
+    """
 import torch
 w = torch.tensor([1.0, -2.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
@@ -1834,8 +2424,11 @@ for _ in range(4):
     opt.step()
 print(w)
 print(loss)
-""")
-S("optim-adam", """
+""",
+)
+S(
+    "optim-adam",
+    """
 import torch
 w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
 opt = torch.optim.Adam([w], lr=0.1)
@@ -1846,8 +2439,11 @@ for _ in range(5):
     opt.step()
 print(w)
 print(loss)
-""")
-S("optim-zero-grad-none", """
+""",
+)
+S(
+    "optim-zero-grad-none",
+    """
 import torch
 w = torch.tensor([1.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.5)
@@ -1857,8 +2453,11 @@ opt.step()
 opt.zero_grad()
 print(w.grad)
 print(w)
-""")
-S("optim-train-linear-model", """
+""",
+)
+S(
+    "optim-train-linear-model",
+    """
 import torch
 import torch.nn as nn
 model = nn.Linear(1, 1)
@@ -1878,8 +2477,11 @@ for step in range(20):
         print(step, round(loss.item(), 4))
 w, b = model.weight, model.bias
 print(w, b)
-""")
-S("optim-adam-model", """
+""",
+)
+S(
+    "optim-adam-model",
+    """
 import torch
 import torch.nn as nn
 model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
@@ -1898,8 +2500,11 @@ for _ in range(3):
     opt.step()
 w0, b0, w2, b2 = model[0].weight, model[0].bias, model[2].weight, model[2].bias
 print(loss)
-""")
-S("optim-classifier-ce", """
+""",
+)
+S(
+    "optim-classifier-ce",
+    """
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -1916,13 +2521,16 @@ for _ in range(3):
 print(loss)
 print(w)
 print(b)
-""")
+""",
+)
 
 # ======================================================================================
 # printing
 # ======================================================================================
 
-S("print-scalars", """
+S(
+    "print-scalars",
+    """
 import torch
 print(torch.tensor(1.0))
 print(torch.tensor(0.1))
@@ -1930,23 +2538,32 @@ print(torch.tensor(-2.5))
 print(torch.tensor(12345.678))
 print(torch.tensor(3))
 print(torch.tensor(True))
-""")
-S("print-vectors", """
+""",
+)
+S(
+    "print-vectors",
+    """
 import torch
 print(torch.tensor([1.0, 2.0, 3.0]))
 print(torch.tensor([0.1, 0.25, 1.0 / 3]))
 print(torch.tensor([1e-5, 1.0]))
 print(torch.tensor([1, -20, 300]))
 print(torch.arange(20.0))
-""")
-S("print-matrices", """
+""",
+)
+S(
+    "print-matrices",
+    """
 import torch
 print(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
 print(torch.tensor([[0.5, -1.25], [100.0, 3.0]]))
 print(torch.arange(12).reshape(3, 4))
 print(torch.zeros(2, 2, 2))
-""")
-S("print-grad-fn", """
+""",
+)
+S(
+    "print-grad-fn",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 print(x)
@@ -1954,15 +2571,21 @@ print(x * 2)
 print((x * 2).sum())
 print(x.mean())
 print(x[0])
-""")
-S("print-float64", """
+""",
+)
+S(
+    "print-float64",
+    """
 import torch
 print(torch.tensor([1.0, 2.0], dtype=torch.float64))
 print(torch.tensor(0.5, dtype=torch.float64, requires_grad=True))
 print(torch.tensor([1.0], dtype=torch.float64, requires_grad=True) * 2)
 print(torch.tensor([1, 2], dtype=torch.int32))
-""")
-S("print-size-dtype", """
+""",
+)
+S(
+    "print-size-dtype",
+    """
 import torch
 x = torch.zeros(2, 3)
 print(x.shape)
@@ -1970,8 +2593,11 @@ print(x.size())
 print(torch.tensor(1.0).shape)
 print(x.dtype, torch.float32, torch.float64, torch.int64, torch.bool)
 print(repr(x.shape), str(x.dtype))
-""")
-S("print-fstring-0dim", """
+""",
+)
+S(
+    "print-fstring-0dim",
+    """
 import torch
 loss = torch.tensor(0.123456, requires_grad=True) * 2
 print(f"loss: {loss:.4f}")
@@ -1980,246 +2606,378 @@ print(f"{torch.tensor(3.5)}")
 print(f"{torch.tensor(7)}")
 print("value", torch.tensor(2.0))
 print(f"{torch.tensor([1.0, 2.0])}")
-""")
-S("print-str-repr", """
+""",
+)
+S(
+    "print-str-repr",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 print(str(x))
 print(repr(x * 1))
 print([torch.tensor(1.0), torch.tensor(2)])
-""")
-S("print-long-tensor", """
+""",
+)
+S(
+    "print-long-tensor",
+    """
 import torch
 print(torch.arange(2000.0))
 print(torch.linspace(0, 1, 30))
-""")
-S("print-nan-inf", """
+""",
+)
+S(
+    "print-nan-inf",
+    """
 import torch
 x = torch.tensor([1.0, 0.0, -1.0])
 print(x / 0)
 print(torch.tensor([float("nan"), 1.5]))
-""")
-S("print-empty", """
+""",
+)
+S(
+    "print-empty",
+    """
 import torch
 print(torch.zeros(0))
 print(torch.zeros(2, 0))
-""")
+""",
+)
 
 # ======================================================================================
 # errors
 # ======================================================================================
 
-S("err-backward-twice", """
+S(
+    "err-backward-twice",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = (x * x).sum()
 y.backward()
 print(x.grad)
 y.backward()
-""")
-S("err-backward-twice-exp", """
+""",
+)
+S(
+    "err-backward-twice-exp",
+    """
 import torch
 x = torch.tensor(1.0, requires_grad=True)
 y = x.exp()
 y.backward()
 y.backward()
-""")
-S("err-backward-twice-no-saved", """
+""",
+)
+S(
+    "err-backward-twice-no-saved",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = (x + 1).sum()
 y.backward()
 y.backward()
 print(x.grad)
-""")
-S("err-nonscalar-backward", """
+""",
+)
+S(
+    "err-nonscalar-backward",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
 y.backward()
-""")
-S("err-backward-no-grad", """
+""",
+)
+S(
+    "err-backward-no-grad",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 y = (x * 2).sum()
 y.backward()
-""")
-S("err-backward-under-no-grad", """
+""",
+)
+S(
+    "err-backward-under-no-grad",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 with torch.no_grad():
     y = (x * 2).sum()
 y.backward()
-""")
-S("err-backward-gradient-shape", """
+""",
+)
+S(
+    "err-backward-gradient-shape",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
 y.backward(torch.tensor([1.0, 2.0, 3.0]))
-""")
-S("err-item-multi", """
+""",
+)
+S(
+    "err-item-multi",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 v = x.item()
-""")
-S("err-broadcast", """
+""",
+)
+S(
+    "err-broadcast",
+    """
 import torch
 a = torch.tensor([1.0, 2.0, 3.0])
 b = torch.tensor([1.0, 2.0])
 c = a + b
-""")
-S("err-broadcast-2d", """
+""",
+)
+S(
+    "err-broadcast-2d",
+    """
 import torch
 a = torch.zeros(2, 3)
 b = torch.zeros(3, 2)
 c = a * b
-""")
-S("err-requires-grad-int", """
+""",
+)
+S(
+    "err-requires-grad-int",
+    """
 import torch
 x = torch.tensor([1, 2, 3], requires_grad=True)
-""")
-S("err-requires-grad-int-setter", """
+""",
+)
+S(
+    "err-requires-grad-int-setter",
+    """
 import torch
 x = torch.tensor([1, 2, 3])
 x.requires_grad = True
-""")
-S("err-requires-grad-int-underscore", """
+""",
+)
+S(
+    "err-requires-grad-int-underscore",
+    """
 import torch
 x = torch.arange(3)
 x.requires_grad_()
-""")
-S("err-mm-shape", """
+""",
+)
+S(
+    "err-mm-shape",
+    """
 import torch
 a = torch.zeros(2, 3)
 b = torch.zeros(2, 3)
 c = torch.mm(a, b)
-""")
-S("err-matmul-shape", """
+""",
+)
+S(
+    "err-matmul-shape",
+    """
 import torch
 a = torch.zeros(2, 3)
 b = torch.zeros(2, 3)
 c = a @ b
-""")
-S("err-mv-shape", """
+""",
+)
+S(
+    "err-mv-shape",
+    """
 import torch
 m = torch.zeros(2, 3)
 v = torch.zeros(2)
 c = torch.mv(m, v)
-""")
-S("err-dot-shape", """
+""",
+)
+S(
+    "err-dot-shape",
+    """
 import torch
 c = torch.dot(torch.zeros(3), torch.zeros(2))
-""")
-S("err-matmul-0dim", """
+""",
+)
+S(
+    "err-matmul-0dim",
+    """
 import torch
 c = torch.tensor(2.0) @ torch.tensor(3.0)
-""")
-S("err-dim-out-of-range-sum", """
+""",
+)
+S(
+    "err-dim-out-of-range-sum",
+    """
 import torch
 x = torch.zeros(2, 3)
 s = x.sum(2)
-""")
-S("err-dim-out-of-range-softmax", """
+""",
+)
+S(
+    "err-dim-out-of-range-softmax",
+    """
 import torch
 x = torch.zeros(3)
 s = torch.softmax(x, dim=1)
-""")
-S("err-dim-out-of-range-transpose", """
+""",
+)
+S(
+    "err-dim-out-of-range-transpose",
+    """
 import torch
 x = torch.zeros(2, 3)
 s = x.transpose(0, 3)
-""")
-S("err-dim-out-of-range-unsqueeze", """
+""",
+)
+S(
+    "err-dim-out-of-range-unsqueeze",
+    """
 import torch
 x = torch.zeros(2, 3)
 s = x.unsqueeze(4)
-""")
-S("err-dim-out-of-range-cat", """
+""",
+)
+S(
+    "err-dim-out-of-range-cat",
+    """
 import torch
 x = torch.zeros(2, 3)
 s = torch.cat([x, x], dim=2)
-""")
-S("err-cat-size-mismatch", """
+""",
+)
+S(
+    "err-cat-size-mismatch",
+    """
 import torch
 c = torch.cat([torch.zeros(2, 3), torch.zeros(2, 2)])
-""")
-S("err-stack-size-mismatch", """
+""",
+)
+S(
+    "err-stack-size-mismatch",
+    """
 import torch
 c = torch.stack([torch.zeros(3), torch.zeros(2)])
-""")
-S("err-mean-int", """
+""",
+)
+S(
+    "err-mean-int",
+    """
 import torch
 m = torch.tensor([1, 2, 3]).mean()
-""")
-S("err-bool-ambiguous", """
+""",
+)
+S(
+    "err-bool-ambiguous",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 if x > 0:
     print("yes")
-""")
-S("err-grad-of-non-requiring", """
+""",
+)
+S(
+    "err-grad-of-non-requiring",
+    """
 import torch
 x = torch.tensor(1.0)
 y = torch.tensor(2.0, requires_grad=True)
 g = torch.autograd.grad(y * 2, x)
-""")
-S("err-retain-grad-no-grad", """
+""",
+)
+S(
+    "err-retain-grad-no-grad",
+    """
 import torch
 x = torch.tensor([1.0])
 x.retain_grad()
-""")
-S("err-tensor-bad-dtype-arg", """
+""",
+)
+S(
+    "err-tensor-bad-dtype-arg",
+    """
 import torch
 x = torch.tensor([1.0]) + "a"
-""")
-S("err-where-non-bool", """
+""",
+)
+S(
+    "err-where-non-bool",
+    """
 import torch
 x = torch.where(torch.tensor([1, 0]), torch.zeros(2), torch.ones(2))
-""")
-S("err-unknown-attribute", """
+""",
+)
+S(
+    "err-unknown-attribute",
+    """
 import torch
 x = torch.tensor([1.0])
 y = x.definitely_not_a_method()
-""")
-S("err-unknown-module-name", """
+""",
+)
+S(
+    "err-unknown-module-name",
+    """
 import torch
 y = torch.definitely_not_a_function(1)
-""")
-S("err-linear-shape", """
+""",
+)
+S(
+    "err-linear-shape",
+    """
 import torch
 import torch.nn as nn
 layer = nn.Linear(3, 2)
 y = layer(torch.zeros(4, 2))
-""")
-S("err-nll-loss-float-target", """
+""",
+)
+S(
+    "err-nll-loss-float-target",
+    """
 import torch
 import torch.nn.functional as F
 loss = F.nll_loss(torch.zeros(2, 3), torch.tensor([0.0, 1.0]))
-""")
-S("err-cross-entropy-target-range", """
+""",
+)
+S(
+    "err-cross-entropy-target-range",
+    """
 import torch
 import torch.nn.functional as F
 loss = F.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 3]))
-""")
-S("err-permute-wrong-dims", """
+""",
+)
+S(
+    "err-permute-wrong-dims",
+    """
 import torch
 x = torch.zeros(2, 3)
 y = x.permute(0)
-""")
-S("err-t-3d", """
+""",
+)
+S(
+    "err-t-3d",
+    """
 import torch
 y = torch.zeros(2, 3, 4).t()
-""")
-S("err-optim-empty", """
+""",
+)
+S(
+    "err-optim-empty",
+    """
 import torch
 opt = torch.optim.SGD([], lr=0.1)
-""")
+""",
+)
 
 # ======================================================================================
 # more corners: each of these once showed (or could show) the engine drifting from PyTorch
 # ======================================================================================
 
-S("index-whole-slices-alias", """
+S(
+    "index-whole-slices-alias",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 a = x[:]
@@ -2230,8 +2988,11 @@ e = x[:, :10]
 f = x[0:2, ::1]
 (a.sum() + b.sum() + c.sum() + d.sum() + e.sum() + f.sum()).backward()
 print(x.grad)
-""")
-S("index-int-and-list", """
+""",
+)
+S(
+    "index-int-and-list",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
 a = x[0, [0, 2]]
@@ -2240,19 +3001,28 @@ c = x[[1, 0], 1:]
 (a.sum() + b.sum() * 2 + c.sum() * 3).backward()
 print(a, b, c)
 print(x.grad)
-""")
-S("index-mask-shape-error", """
+""",
+)
+S(
+    "index-mask-shape-error",
+    """
 import torch
 x = torch.zeros(3, 2)
 y = x[torch.tensor([True, False])]
-""")
-S("index-list-out-of-range", """
+""",
+)
+S(
+    "index-list-out-of-range",
+    """
 import torch
 x = torch.zeros(2, 3)
 a = x[[0, 1]]
 b = x[:, [0, 5]]
-""")
-S("index-two-lists", """
+""",
+)
+S(
+    "index-two-lists",
+    """
 import torch
 x = torch.arange(12.0).reshape(3, 4).requires_grad_()
 y = x[[0, 2, 2], [1, 3, 3]]
@@ -2261,8 +3031,11 @@ z = x[torch.tensor([[0], [2]]), torch.tensor([1, 2])]
 print(y)
 print(z)
 print(x.grad)
-""")
-S("index-0dim-tensor", """
+""",
+)
+S(
+    "index-0dim-tensor",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 i = torch.tensor(1)
@@ -2271,39 +3044,57 @@ z = x[0, i]
 (y.sum() + z).backward()
 print(y, z)
 print(x.grad)
-""")
-S("index-empty-list", """
+""",
+)
+S(
+    "index-empty-list",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 y = x[[]]
 print(y)
-""")
-S("index-float-error", """
+""",
+)
+S(
+    "index-float-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0])
 y = x[1.5]
-""")
-S("index-ellipsis-out-of-range", """
+""",
+)
+S(
+    "index-ellipsis-out-of-range",
+    """
 import torch
 x = torch.zeros(2, 3)
 y = x[..., 7]
-""")
-S("setitem-plain", """
+""",
+)
+S(
+    "setitem-plain",
+    """
 import torch
 x = torch.zeros(4)
 x[1] = 5.0
 x[2:] = torch.tensor([1.0, 2.0])
 x[x > 1.5] = -1.0
 print(x, x._version)
-""")
-S("setitem-no-grad-leaf", """
+""",
+)
+S(
+    "setitem-no-grad-leaf",
+    """
 import torch
 w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 with torch.no_grad():
     w[0] = 0.0
 print(w, w.is_leaf, w.grad_fn)
-""")
-S("contiguous", """
+""",
+)
+S(
+    "contiguous",
+    """
 import torch
 x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 t = x.t()
@@ -2312,8 +3103,11 @@ print(x.is_contiguous(), t.is_contiguous(), c.is_contiguous(), x.contiguous() is
 v = c.view(4)
 (v * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
 print(x.grad)
-""")
-S("remainder-grad", """
+""",
+)
+S(
+    "remainder-grad",
+    """
 import torch
 a = torch.tensor([5.0, -3.0, 7.5], requires_grad=True)
 b = torch.tensor([2.0, 2.0, -2.0], requires_grad=True)
@@ -2323,14 +3117,20 @@ q = a % b
 print(r, q)
 print(a.grad, b.grad)
 print(torch.tensor([5, -3]) % 2, torch.tensor([5, -3]) % 2.5)
-""")
-S("floor-divide-plain", """
+""",
+)
+S(
+    "floor-divide-plain",
+    """
 import torch
 print(torch.tensor([5, -3]) // 2)
 print(torch.tensor([5, -3]) // 2.5)
 print(torch.tensor([5.0, -3.0]) // torch.tensor([2.0, 2.0]))
-""")
-S("sum-mean-multi-dim", """
+""",
+)
+S(
+    "sum-mean-multi-dim",
+    """
 import torch
 x = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
 s = x.sum((0, 2))
@@ -2339,8 +3139,11 @@ m = x.mean(dim=[1, 2], keepdim=True)
 print(s)
 print(m)
 print(x.grad[0])
-""")
-S("maximum-elementwise", """
+""",
+)
+S(
+    "maximum-elementwise",
+    """
 import torch
 a = torch.tensor([1.0, 5.0, 3.0], requires_grad=True)
 b = torch.tensor([4.0, 2.0, 3.0], requires_grad=True)
@@ -2349,8 +3152,11 @@ n = torch.minimum(a, b)
 (m + 2 * n).sum().backward()
 print(m, n)
 print(a.grad, b.grad)
-""")
-S("min-ties", """
+""",
+)
+S(
+    "min-ties",
+    """
 import torch
 x = torch.tensor([[2.0, 1.0, 1.0], [3.0, 3.0, 4.0]], requires_grad=True)
 v, i = x.min(1)
@@ -2358,8 +3164,11 @@ w = x.min()
 (v.sum() + w).backward()
 print(v, i, w)
 print(x.grad)
-""")
-S("diamond-graph", """
+""",
+)
+S(
+    "diamond-graph",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 a = x * 3
@@ -2371,8 +3180,11 @@ b.retain_grad()
 c.retain_grad()
 d.backward()
 print(x.grad, a.grad, b.grad, c.grad)
-""")
-S("next-functions-deep", """
+""",
+)
+S(
+    "next-functions-deep",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 w = torch.tensor([0.5, 0.5])
@@ -2383,43 +3195,61 @@ add = f.next_functions[0][0]
 print(add.name(), [(g.name() if g is not None else None, i) for g, i in add.next_functions])
 exp = add.next_functions[0][0]
 print(exp.name(), [(g.name() if g is not None else None, i) for g, i in exp.next_functions])
-""")
-S("leaf-scalar-backward", """
+""",
+)
+S(
+    "leaf-scalar-backward",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 x.backward()
 print(x.grad)
-""")
-S("retain-grad-on-leaf", """
+""",
+)
+S(
+    "retain-grad-on-leaf",
+    """
 import torch
 x = torch.tensor([1.0], requires_grad=True)
 x.retain_grad()
 (x * 2).sum().backward()
 print(x.retains_grad, x.grad)
-""")
-S("detach-underscore", """
+""",
+)
+S(
+    "detach-underscore",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x * 2
 y.detach_()
 print(y, y.requires_grad, y.is_leaf, y.grad_fn)
-""")
-S("detach-inplace-bumps-version", """
+""",
+)
+S(
+    "detach-inplace-bumps-version",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x.exp()
 y.detach().add_(1)
 y.sum().backward()
-""")
-S("data-inplace-no-version", """
+""",
+)
+S(
+    "data-inplace-no-version",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x.exp()
 y.data.add_(1)
 y.sum().backward()
 print(x.grad)
-""")
-S("no-grad-inplace-saved-leaf-error", """
+""",
+)
+S(
+    "no-grad-inplace-saved-leaf-error",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 x = torch.tensor([3.0, 4.0])
@@ -2428,95 +3258,143 @@ with torch.no_grad():
     w.add_(1)
 print(w._version)
 y.backward()
-""")
-S("inplace-view-of-leaf-error", """
+""",
+)
+S(
+    "inplace-view-of-leaf-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 x[0].add_(1)
-""")
-S("numpy-shares-memory", """
+""",
+)
+S(
+    "numpy-shares-memory",
+    """
 import torch
 x = torch.zeros(3)
 a = x.numpy()
 a[0] = 7.0
 print(x)
-""")
-S("tensor-from-tensor", """
+""",
+)
+S(
+    "tensor-from-tensor",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = torch.tensor(x)
 z = x.clone().detach()
 print(y, y.requires_grad, z)
-""")
-S("tensor-ragged-error", """
+""",
+)
+S(
+    "tensor-ragged-error",
+    """
 import torch
 x = torch.tensor([[1, 2], [3]])
-""")
-S("assign-grad-wrong-shape", """
+""",
+)
+S(
+    "assign-grad-wrong-shape",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 x.grad = torch.zeros(2)
 print(x.grad)
 x.grad = torch.zeros(3)
-""")
-S("int-of-multi-error", """
+""",
+)
+S(
+    "int-of-multi-error",
+    """
 import torch
 n = int(torch.tensor([1, 2]))
-""")
-S("item-empty-error", """
+""",
+)
+S(
+    "item-empty-error",
+    """
 import torch
 v = torch.zeros(0).item()
-""")
-S("len-0dim-error", """
+""",
+)
+S(
+    "len-0dim-error",
+    """
 import torch
 n = len(torch.tensor(1.0))
-""")
-S("arange-bad-step", """
+""",
+)
+S(
+    "arange-bad-step",
+    """
 import torch
 x = torch.arange(0, 5, -1)
-""")
-S("arange-float-step-count", """
+""",
+)
+S(
+    "arange-float-step-count",
+    """
 import torch
 a = torch.arange(0, 1, 0.1)
 b = torch.arange(1, 2.5, 0.5)
 print(a.shape, a)
 print(b)
-""")
-S("linspace-odd", """
+""",
+)
+S(
+    "linspace-odd",
+    """
 import torch
 a = torch.linspace(0, 1, 7)
 b = torch.linspace(-3, 2, 6, dtype=torch.float64)
 print(a)
 print(b)
-""")
-S("creation-dtypes", """
+""",
+)
+S(
+    "creation-dtypes",
+    """
 import torch
 a = torch.full((2,), True)
 b = torch.zeros(3, dtype=torch.bool)
 c = torch.eye(2, dtype=torch.int64)
 d = torch.ones(2, 2, dtype=torch.float64)
 print(a, b, c, d, sep="\\n")
-""")
-S("int-pow", """
+""",
+)
+S(
+    "int-pow",
+    """
 import torch
 a = torch.tensor([2, 3])
 b = a ** 2
 c = a ** 0.5
 print(b, b.dtype)
 print(c, c.dtype)
-""")
-S("int-pow-negative-error", """
+""",
+)
+S(
+    "int-pow-negative-error",
+    """
 import torch
 b = torch.tensor([2, 3]) ** -1
-""")
-S("bool-ops", """
+""",
+)
+S(
+    "bool-ops",
+    """
 import torch
 m = torch.tensor([True, False, True])
 n = torch.tensor([True, True, False])
 print(~m, m & n, m | n)
 print(m.any(), m.all(), (~m).any())
-""")
-S("promote-int-with-float64-0dim", """
+""",
+)
+S(
+    "promote-int-with-float64-0dim",
+    """
 import torch
 a = torch.tensor([1, 2]) * torch.tensor(2.5, dtype=torch.float64)
 b = torch.tensor([1, 2], dtype=torch.int32) * torch.tensor(2)
@@ -2526,15 +3404,21 @@ print(a, a.dtype)
 print(b, b.dtype)
 print(c, c.dtype)
 print(d, d.dtype)
-""")
-S("cat-promote", """
+""",
+)
+S(
+    "cat-promote",
+    """
 import torch
 a = torch.cat([torch.tensor([1, 2]), torch.tensor([0.5])])
 b = torch.stack([torch.tensor([1.0]), torch.tensor([2.0], dtype=torch.float64)], dim=-1)
 print(a, a.dtype)
 print(b, b.dtype, b.shape)
-""")
-S("where-scalar", """
+""",
+)
+S(
+    "where-scalar",
+    """
 import torch
 x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True)
 y = torch.where(x > 0, x, 0.0)
@@ -2542,20 +3426,29 @@ z = torch.where(x > 0, 1.0, x * 2)
 (y + z).sum().backward()
 print(y, z)
 print(x.grad)
-""")
-S("fn-relu-int", """
+""",
+)
+S(
+    "fn-relu-int",
+    """
 import torch
 x = torch.tensor([-1, 0, 2])
 print(torch.relu(x), x.abs(), -x)
-""")
-S("fn-clamp-boundary", """
+""",
+)
+S(
+    "fn-clamp-boundary",
+    """
 import torch
 x = torch.tensor([-1.0, 0.0, 1.0, 2.0], requires_grad=True)
 y = x.clamp(0.0, 1.0)
 y.sum().backward()
 print(x.grad)
-""")
-S("fn-sqrt-log-zero", """
+""",
+)
+S(
+    "fn-sqrt-log-zero",
+    """
 import torch
 x = torch.tensor([0.0, 1.0], requires_grad=True)
 y = x.sqrt()
@@ -2563,8 +3456,11 @@ z = x.log()
 y.sum().backward()
 print(y, z)
 print(x.grad)
-""")
-S("fn-pow-zero-exponent", """
+""",
+)
+S(
+    "fn-pow-zero-exponent",
+    """
 import torch
 x = torch.tensor([0.0, 2.0], requires_grad=True)
 y = x ** 0
@@ -2572,41 +3468,62 @@ z = x ** 1
 (y + z).sum().backward()
 print(y, z)
 print(x.grad)
-""")
-S("fn-pow-negative-base-nan", """
+""",
+)
+S(
+    "fn-pow-negative-base-nan",
+    """
 import torch
 x = torch.tensor([-4.0, 4.0], requires_grad=True)
 y = x ** 0.5
 y.sum().backward()
 print(y)
 print(x.grad)
-""")
-S("t-1d", """
+""",
+)
+S(
+    "t-1d",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = x.t()
 print(y, y.shape)
-""")
-S("squeeze-dim-out-of-range", """
+""",
+)
+S(
+    "squeeze-dim-out-of-range",
+    """
 import torch
 x = torch.zeros(2, 1)
 y = x.squeeze(5)
-""")
-S("stack-empty-error", """
+""",
+)
+S(
+    "stack-empty-error",
+    """
 import torch
 s = torch.stack([])
-""")
-S("mm-dtype-mismatch", """
+""",
+)
+S(
+    "mm-dtype-mismatch",
+    """
 import torch
 c = torch.mm(torch.ones(2, 2, dtype=torch.int64), torch.ones(2, 2))
-""")
-S("linear-dtype-mismatch", """
+""",
+)
+S(
+    "linear-dtype-mismatch",
+    """
 import torch
 import torch.nn as nn
 layer = nn.Linear(2, 2)
 y = layer(torch.ones(1, 2, dtype=torch.float64))
-""")
-S("module-assign-before-init", """
+""",
+)
+S(
+    "module-assign-before-init",
+    """
 import torch
 import torch.nn as nn
 
@@ -2616,8 +3533,11 @@ class Broken(nn.Module):
         super().__init__()
 
 m = Broken()
-""")
-S("module-children-repr", """
+""",
+)
+S(
+    "module-children-repr",
+    """
 import torch
 import torch.nn as nn
 
@@ -2636,16 +3556,22 @@ print(net)
 print([n for n, _ in net.named_parameters()])
 print(net.fc2.bias)
 print(net.training, net.eval().training, net.fc1.training)
-""")
-S("module-freeze", """
+""",
+)
+S(
+    "module-freeze",
+    """
 import torch
 import torch.nn as nn
 layer = nn.Linear(2, 1)
 layer.requires_grad_(False)
 y = layer(torch.ones(1, 2))
 print(y.requires_grad, y.grad_fn, layer.weight.requires_grad)
-""")
-S("module-no-grad-forward", """
+""",
+)
+S(
+    "module-no-grad-forward",
+    """
 import torch
 import torch.nn as nn
 torch.manual_seed(1)
@@ -2653,8 +3579,11 @@ layer = nn.Linear(3, 2)
 with torch.no_grad():
     y = layer(torch.ones(4, 3))
 print(y.requires_grad, y.grad_fn, y.shape)
-""")
-S("nn-softmax-module", """
+""",
+)
+S(
+    "nn-softmax-module",
+    """
 import torch
 import torch.nn as nn
 x = torch.tensor([[1.0, 2.0], [0.0, 0.0]], requires_grad=True)
@@ -2664,14 +3593,20 @@ p[:, 0].sum().backward()
 print(sm)
 print(p)
 print(x.grad)
-""")
-S("F-softmax-implicit-dim", """
+""",
+)
+S(
+    "F-softmax-implicit-dim",
+    """
 import torch
 import torch.nn.functional as F
 p = F.softmax(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
 print(p)
-""")
-S("F-mse-loss-broadcast", """
+""",
+)
+S(
+    "F-mse-loss-broadcast",
+    """
 import torch
 import torch.nn.functional as F
 a = torch.tensor([[1.0], [2.0]], requires_grad=True)
@@ -2680,8 +3615,11 @@ loss = F.mse_loss(a, t)
 loss.backward()
 print(loss)
 print(a.grad)
-""")
-S("F-cross-entropy-none", """
+""",
+)
+S(
+    "F-cross-entropy-none",
+    """
 import torch
 import torch.nn.functional as F
 logits = torch.tensor([[1.0, 2.0], [2.0, 1.0]], requires_grad=True)
@@ -2689,8 +3627,11 @@ loss = F.cross_entropy(logits, torch.tensor([0, 0]), reduction="none")
 loss.sum().backward()
 print(loss)
 print(logits.grad)
-""")
-S("F-cross-entropy-1d", """
+""",
+)
+S(
+    "F-cross-entropy-1d",
+    """
 import torch
 import torch.nn.functional as F
 logits = torch.tensor([1.0, 2.0, 0.5], requires_grad=True)
@@ -2698,23 +3639,32 @@ loss = F.cross_entropy(logits, torch.tensor(1))
 loss.backward()
 print(loss)
 print(logits.grad)
-""")
-S("optim-zero-grad-keep", """
+""",
+)
+S(
+    "optim-zero-grad-keep",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1)
 (w * w).sum().backward()
 opt.zero_grad(set_to_none=False)
 print(w.grad)
-""")
-S("optim-step-without-grad", """
+""",
+)
+S(
+    "optim-step-without-grad",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 opt = torch.optim.Adam([w], lr=0.1)
 opt.step()
 print(w)
-""")
-S("optim-sgd-weight-decay-nesterov", """
+""",
+)
+S(
+    "optim-sgd-weight-decay-nesterov",
+    """
 import torch
 w = torch.tensor([1.0, -1.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
@@ -2723,8 +3673,11 @@ for _ in range(3):
     (w ** 2).sum().backward()
     opt.step()
 print(w)
-""")
-S("optim-adam-weight-decay", """
+""",
+)
+S(
+    "optim-adam-weight-decay",
+    """
 import torch
 w = torch.tensor([0.5, -1.5], requires_grad=True)
 opt = torch.optim.Adam([w], lr=0.05, betas=(0.8, 0.99), weight_decay=0.1)
@@ -2733,8 +3686,11 @@ for _ in range(4):
     (w ** 2).sum().backward()
     opt.step()
 print(w)
-""")
-S("optim-param-groups-lr", """
+""",
+)
+S(
+    "optim-param-groups-lr",
+    """
 import torch
 w = torch.tensor([1.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1)
@@ -2743,37 +3699,52 @@ opt.param_groups[0]["lr"] = 0.5
 (w * 2).sum().backward()
 opt.step()
 print(w)
-""")
-S("autograd-grad-twice-error", """
+""",
+)
+S(
+    "autograd-grad-twice-error",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 y = x.exp()
 g = torch.autograd.grad(y, x)
 g2 = torch.autograd.grad(y, x)
-""")
-S("autograd-grad-retain-then-backward", """
+""",
+)
+S(
+    "autograd-grad-retain-then-backward",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 y = x ** 3
 (g,) = torch.autograd.grad(y, x, retain_graph=True)
 y.backward()
 print(g, x.grad)
-""")
-S("backward-then-retain-error", """
+""",
+)
+S(
+    "backward-then-retain-error",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 y = x.sin()
 y.backward()
 y.backward(retain_graph=True)
-""")
-S("bool-of-tensor", """
+""",
+)
+S(
+    "bool-of-tensor",
+    """
 import torch
 x = torch.tensor([3.0])
 if x > 2:
     print("big")
 print(bool(torch.tensor(0.0)), bool(torch.tensor([1])))
-""")
-S("grad-mode-decorator-enable", """
+""",
+)
+S(
+    "grad-mode-decorator-enable",
+    """
 import torch
 
 @torch.enable_grad()
@@ -2784,8 +3755,11 @@ x = torch.tensor([1.0], requires_grad=True)
 with torch.no_grad():
     y = f(x)
 print(y.requires_grad, y.grad_fn.name())
-""")
-S("no-grad-decorator-bare", """
+""",
+)
+S(
+    "no-grad-decorator-bare",
+    """
 import torch
 
 @torch.no_grad
@@ -2795,53 +3769,77 @@ def f(t):
 x = torch.tensor([1.0], requires_grad=True)
 y = f(x)
 print(y.requires_grad)
-""")
+""",
+)
 
-S("inplace-broadcast-error", """
+S(
+    "inplace-broadcast-error",
+    """
 import torch
 x = torch.zeros(2)
 x.add_(torch.ones(3, 2))
-""")
-S("inplace-on-expanded-error", """
+""",
+)
+S(
+    "inplace-on-expanded-error",
+    """
 import torch
 x = torch.zeros(1).expand(3)
 x.add_(1)
-""")
-S("view-version-shared", """
+""",
+)
+S(
+    "view-version-shared",
+    """
 import torch
 x = torch.zeros(2, 2)
 v = x[0]
 v.add_(1)
 print(x._version, v._version)
 print(x)
-""")
-S("requires-grad-nonleaf-true", """
+""",
+)
+S(
+    "requires-grad-nonleaf-true",
+    """
 import torch
 x = torch.tensor([1.0], requires_grad=True)
 y = x * 2
 y.requires_grad_()
 y.requires_grad = True
 print(y.requires_grad, y.is_leaf)
-""")
-S("create-in-no-grad", """
+""",
+)
+S(
+    "create-in-no-grad",
+    """
 import torch
 with torch.no_grad():
     w = torch.ones(2, requires_grad=True)
     y = w * 2
 print(w.requires_grad, w.is_leaf, y.requires_grad)
-""")
-S("autograd-grad-nonscalar-error", """
+""",
+)
+S(
+    "autograd-grad-nonscalar-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 g = torch.autograd.grad(x * 2, x)
-""")
-S("autograd-grad-no-grad-output-error", """
+""",
+)
+S(
+    "autograd-grad-no-grad-output-error",
+    """
 import torch
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 y = torch.tensor(3.0)
 g = torch.autograd.grad(y, x)
-""")
-S("extreme-values", """
+""",
+)
+S(
+    "extreme-values",
+    """
 import torch
 x = torch.tensor([100.0, -100.0, 0.0], requires_grad=True)
 s = torch.sigmoid(x)
@@ -2853,8 +3851,11 @@ print(e)
 print(t)
 print(x.grad)
 print(torch.log(torch.tensor([-1.0, 0.0])))
-""")
-S("cross-entropy-large-logits", """
+""",
+)
+S(
+    "cross-entropy-large-logits",
+    """
 import torch
 import torch.nn.functional as F
 logits = torch.tensor([[1000.0, 0.0], [0.0, -1000.0]], requires_grad=True)
@@ -2862,12 +3863,18 @@ loss = F.cross_entropy(logits, torch.tensor([1, 1]))
 loss.backward()
 print(loss)
 print(logits.grad)
-""")
-S("cat-0dim-error", """
+""",
+)
+S(
+    "cat-0dim-error",
+    """
 import torch
 c = torch.cat([torch.tensor(1.0), torch.tensor(2.0)])
-""")
-S("max-dim-on-1d", """
+""",
+)
+S(
+    "max-dim-on-1d",
+    """
 import torch
 x = torch.tensor([3.0, 1.0, 4.0], requires_grad=True)
 v, i = x.max(0)
@@ -2875,14 +3882,20 @@ v.backward()
 print(v, i)
 print(x.grad)
 m = x.max(1)
-""")
-S("size-object", """
+""",
+)
+S(
+    "size-object",
+    """
 import torch
 s = torch.zeros(2, 3).shape
 print(s[0], s[-1], len(s), s == torch.Size([2, 3]), s.numel())
 print(torch.Size([4, 5]), tuple(s), s[1:])
-""")
-S("random-seeded", """
+""",
+)
+S(
+    "random-seeded",
+    """
 import torch
 torch.manual_seed(0)
 a = torch.randn(3)
@@ -2892,20 +3905,29 @@ c = torch.randn(3)
 print(a)
 print(b)
 print(torch.equal(a, c))
-""")
-S("loss-module-repr", """
+""",
+)
+S(
+    "loss-module-repr",
+    """
 import torch
 import torch.nn as nn
 print(nn.MSELoss(), nn.CrossEntropyLoss(), nn.Softmax(dim=1))
 print(nn.Sequential(nn.Linear(2, 2), nn.Sigmoid()))
-""")
-S("optim-repr", """
+""",
+)
+S(
+    "optim-repr",
+    """
 import torch
 w = torch.tensor([1.0], requires_grad=True)
 print(torch.optim.SGD([w], lr=0.1, momentum=0.9))
 print(torch.optim.Adam([w], lr=0.01))
-""")
-S("optim-state-after-step", """
+""",
+)
+S(
+    "optim-state-after-step",
+    """
 import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
 opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
@@ -2913,15 +3935,21 @@ opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
 opt.step()
 buf = opt.state[w]["momentum_buffer"]
 print(buf)
-""")
-S("mse-loss-int-target-error", """
+""",
+)
+S(
+    "mse-loss-int-target-error",
+    """
 import torch
 import torch.nn.functional as F
 loss = F.mse_loss(torch.tensor([1.0, 2.0]), torch.tensor([1, 2]))
 print(loss)
-""")
+""",
+)
 
-S("more-methods-grad", """
+S(
+    "more-methods-grad",
+    """
 import torch
 x = torch.tensor([[1.0, -2.0], [4.0, 0.5]], requires_grad=True)
 a = x.neg()
@@ -2938,8 +3966,11 @@ k = x.mT
 (a + b + c + d + e + f + g + h.view(2, 2) + i.view(2, 2) + j + k).sum().backward()
 print(a, b, c, d, e, f, g, h, i, j, k, sep="\\n")
 print(x.grad)
-""")
-S("more-methods-plain", """
+""",
+)
+S(
+    "more-methods-plain",
+    """
 import torch
 x = torch.tensor([[1.0, 5.0], [3.0, 2.0]])
 print(x.argmin(), torch.argmin(x, 1, keepdim=True))
@@ -2950,8 +3981,11 @@ print(torch.get_default_dtype(), torch.is_tensor(x))
 print(torch.full_like(x, 2.5), torch.empty(2).shape)
 print(torch.maximum(x, x.t()), torch.minimum(x, torch.tensor(2.0)))
 print([1, 2, 3][torch.tensor(1)], float(torch.tensor([2.5])), int(torch.tensor(3.9)))
-""")
-S("more-inplace-ops", """
+""",
+)
+S(
+    "more-inplace-ops",
+    """
 import torch
 x = torch.tensor([4.0, -2.0, 9.0])
 x.div_(2)
@@ -2962,8 +3996,11 @@ x.neg_()
 print(x)
 x.add_(torch.tensor([1.0, 1.0, 1.0]), alpha=10)
 print(x, x._version)
-""")
-S("more-inplace-nonleaf-div-clamp", """
+""",
+)
+S(
+    "more-inplace-nonleaf-div-clamp",
+    """
 import torch
 x = torch.tensor([4.0, -2.0, 9.0], requires_grad=True)
 y = x * 1
@@ -2973,8 +4010,11 @@ y.neg_()
 y.sum().backward()
 print(y, y.grad_fn.name())
 print(x.grad)
-""")
-S("nn-identity-linear-functional", """
+""",
+)
+S(
+    "nn-identity-linear-functional",
+    """
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -2987,8 +4027,11 @@ i = nn.Identity()(y)
 (i.sum() + z.sum()).backward()
 print(y, z, i is y)
 print(w.grad, b.grad, x.grad)
-""")
-S("nn-nll-loss", """
+""",
+)
+S(
+    "nn-nll-loss",
+    """
 import torch
 import torch.nn.functional as F
 x = torch.tensor([[0.1, 0.7, 0.2], [0.3, 0.3, 0.4]], requires_grad=True)
@@ -2997,8 +4040,11 @@ loss = F.nll_loss(lp, torch.tensor([1, 2]))
 loss.backward()
 print(loss)
 print(x.grad)
-""")
-S("random-ints", """
+""",
+)
+S(
+    "random-ints",
+    """
 import torch
 torch.manual_seed(3)
 a = torch.randint(0, 10, (5,))
@@ -3006,78 +4052,127 @@ b = torch.randperm(5)
 c = torch.rand_like(torch.zeros(2))
 d = torch.randn(2, 2, requires_grad=True)
 print(a, b, c, d, sep="\\n")
-""")
+""",
+)
 
 # ======================================================================================
 # unsupported: the engine must say so clearly
 # ======================================================================================
 
-S("unsupported-fft", """
+S(
+    "unsupported-fft",
+    """
 import torch
 y = torch.fft.fft(torch.tensor([1.0, 2.0]))
-""", unsupported=True)
-S("unsupported-fft-import", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-fft-import",
+    """
 import torch.fft
 y = torch.fft.rfft(torch.tensor([1.0, 2.0]))
-""", unsupported=True)
-S("unsupported-inplace-view-nonleaf", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-inplace-view-nonleaf",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x * 2
 y[0].mul_(10)
-""", unsupported=True)
-S("unsupported-setitem-graph", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-setitem-graph",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x * 2
 y[1] = 0.0
-""", unsupported=True)
-S("unsupported-create-graph", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-create-graph",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 y = x ** 3
 (g,) = torch.autograd.grad(y, x, create_graph=True)
-""", unsupported=True)
-S("unsupported-register-hook", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-register-hook",
+    """
 import torch
 x = torch.tensor(2.0, requires_grad=True)
 x.register_hook(lambda g: g * 2)
-""", unsupported=True)
-S("unsupported-conv2d", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-conv2d",
+    """
 import torch
 import torch.nn as nn
 conv = nn.Conv2d(1, 1, 3)
-""", unsupported=True)
-S("unsupported-rmsprop", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-rmsprop",
+    """
 import torch
 w = torch.tensor([1.0], requires_grad=True)
 opt = torch.optim.RMSprop([w])
-""", unsupported=True)
-S("unsupported-gelu", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-gelu",
+    """
 import torch
 import torch.nn.functional as F
 y = F.gelu(torch.tensor([1.0]))
-""", unsupported=True)
-S("unsupported-tensor-norm", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-tensor-norm",
+    """
 import torch
 n = torch.tensor([3.0, 4.0]).norm()
-""", unsupported=True)
-S("unsupported-linalg", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-linalg",
+    """
 import torch
 n = torch.linalg.norm(torch.tensor([3.0, 4.0]))
-""", unsupported=True)
-S("unsupported-batched-matmul", """
+""",
+    unsupported=True,
+)
+S(
+    "unsupported-batched-matmul",
+    """
 import torch
 a = torch.zeros(2, 3, 4)
 b = torch.zeros(2, 4, 5)
 c = a @ b
-""", unsupported=True)
+""",
+    unsupported=True,
+)
 
 # ======================================================================================
 # the seed articles' examples, verbatim (000 and 001 have no code)
 # ======================================================================================
 
-_SEED_002 = '''
+_SEED_002 = """
 import torch
 
 # Initialize weights with gradient tracking enabled
@@ -3104,19 +4199,21 @@ loss = dynamic_model(input_data)
 loss.backward()
 
 print(f"Gradients for weights: {weights.grad}")
-'''
-_SEED_002_NO_GRAD = '''
+"""
+_SEED_002_NO_GRAD = """
 with torch.no_grad():
     # No graph is constructed here
     prediction = dynamic_model(input_data)
     # prediction.backward() would raise an error here
-'''
+"""
 # torch.randn draws the weights; the printed gradients do not depend on them, and since the
 # engine's generator draws what PyTorch's does (both seeded before each snippet), the weights
 # themselves are checked too
 S("seed-002-dynamic-model", _SEED_002)
 S("seed-002-no-grad", _SEED_002 + _SEED_002_NO_GRAD)
-S("seed-003-trace", """
+S(
+    "seed-003-trace",
+    """
 import torch
 
 a = torch.tensor(3.0, requires_grad=True)
@@ -3125,8 +4222,11 @@ c = a * b
 d = c + a
 d.backward()
 print(a.grad.item(), b.grad.item())
-""")
-S("seed-004-chapter-10", """
+""",
+)
+S(
+    "seed-004-chapter-10",
+    """
 import torch
 
 # Define input tensors
@@ -3143,10 +4243,13 @@ loss.backward()
 # Display gradients
 print(x.grad)  # Output: tensor([4., 5., 6.])
 print(y.grad)  # Output: tensor([1., 2., 3.])
-""")
+""",
+)
 # ... and the things those articles say happen, checked
 S("seed-002-prediction-backward-error", _SEED_002 + _SEED_002_NO_GRAD + "prediction.backward()\n")
-S("seed-003-intermediate-grad", """
+S(
+    "seed-003-intermediate-grad",
+    """
 import torch
 import warnings
 warnings.simplefilter("ignore")
@@ -3157,8 +4260,11 @@ d = c + a
 d.backward()
 print(c.grad, d.grad_fn.name(), c.grad_fn.name())
 d.backward()
-""")
-S("seed-004-second-backward", """
+""",
+)
+S(
+    "seed-004-second-backward",
+    """
 import torch
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -3168,7 +4274,8 @@ loss.backward(retain_graph=True)
 loss.backward()
 print(x.grad)
 print(y.grad)
-""")
+""",
+)
 
 
 # ======================================================================================
@@ -3232,9 +4339,9 @@ def probe(t) -> dict[str, Any]:
         "requires_grad": t.requires_grad,
         "is_leaf": t.is_leaf,
         "grad_fn": grad_fn.name() if grad_fn is not None else None,
-        "next_functions": None if grad_fn is None else [
-            [f.name() if f is not None else None, i] for f, i in grad_fn.next_functions
-        ],
+        "next_functions": None
+        if grad_fn is None
+        else [[f.name() if f is not None else None, i] for f, i in grad_fn.next_functions],
         "values": encode(t.detach().tolist()),
         "grad": None if grad is None else encode(grad.tolist()),
     }

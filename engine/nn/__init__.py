@@ -17,8 +17,18 @@ from engine.nn.modules import (
 from engine.unsupported import missing_attribute
 
 __all__ = [
-    "Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Softmax",
-    "Identity", "MSELoss", "CrossEntropyLoss", "functional",
+    "Module",
+    "Parameter",
+    "Linear",
+    "Sequential",
+    "ReLU",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "Identity",
+    "MSELoss",
+    "CrossEntropyLoss",
+    "functional",
 ]
 
 

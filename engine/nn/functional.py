@@ -8,8 +8,17 @@ from engine.shape import broadcast_shapes
 from engine.tensor import Tensor, _apply, _type_word
 from engine.unsupported import missing_attribute
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss"]
+__all__ = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "linear",
+    "mse_loss",
+    "cross_entropy",
+    "nll_loss",
+]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -117,8 +126,6 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
 def _check_reduction(reduction: str) -> None:
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
 
 
 def __getattr__(name: str):

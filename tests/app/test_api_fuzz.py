@@ -81,9 +81,7 @@ AWKWARD_BODIES = [
 @pytest.mark.parametrize("body", AWKWARD_BODIES, ids=lambda body: repr(body[:24]))
 def test_awkward_bodies_get_a_clear_answer(body):
     client = TestClient(APP, raise_server_exceptions=False)
-    answer = client.post(
-        "/api/traces", content=body, headers={"content-type": "application/json"}
-    )
+    answer = client.post("/api/traces", content=body, headers={"content-type": "application/json"})
     assert answer.status_code < 500, answer.text
     assert answer.status_code in (200, 400, 413, 422)
     assert "detail" in answer.json() or "trace" in answer.json()

@@ -98,8 +98,9 @@ def test_oversize_code_is_refused_with_413(client):
 
 
 def test_cross_site_posts_are_refused(client):
-    page = client.post("/run", data={"code": "print(1)"},
-                       headers={"Origin": "https://evil.example"})
+    page = client.post(
+        "/run", data={"code": "print(1)"}, headers={"Origin": "https://evil.example"}
+    )
     assert page.status_code == 403
 
 
@@ -119,5 +120,5 @@ def test_a_big_loop_is_stacked_and_a_stack_can_be_expanded(client):
     assert "are stacked" in page
     link = re.search(r'href="(/t/\w+\?expand=(g\d+))"', page)
     expanded = client.get(link.group(1)).text
-    assert f"?expand={link.group(2)}\"" not in expanded  # that stack is drawn out now
+    assert f'?expand={link.group(2)}"' not in expanded  # that stack is drawn out now
     assert expanded.count('class="node') > page.count('class="node')

@@ -95,7 +95,5 @@ def test_an_error_is_a_red_step_with_the_pytorch_message(page, server_url, shot)
     page.keyboard.press("End")
     expect(page.locator("[data-phase-label]")).to_have_text("error")
     expect(page.locator("[data-code] .line.failing mark")).to_have_text("b.sum().backward()")
-    expect(page.locator(".output .problem")).to_contain_text(
-        "modified by an inplace operation"
-    )
+    expect(page.locator(".output .problem")).to_contain_text("modified by an inplace operation")
     shot(page, "playground-inplace-error")

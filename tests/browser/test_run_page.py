@@ -1,5 +1,6 @@
 """Running the seed example in a real browser."""
 
+
 def test_running_the_seed_example_shows_its_output_without_errors(page, server_url, shot):
     page.goto(server_url + "/")
     page.get_by_role("button", name="Run").click()

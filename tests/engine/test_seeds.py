@@ -22,7 +22,8 @@ def printed(code: str) -> str:
 
 def test_tracing_a_backward_pass_adds_both_paths_into_a():
     # "The two paths into a add up: 1 + 4 = 5 ... dd/da = b + 1 = 5 and dd/db = a = 3"
-    assert printed("""\
+    assert (
+        printed("""\
         import torch
 
         a = torch.tensor(3.0, requires_grad=True)
@@ -31,12 +32,15 @@ def test_tracing_a_backward_pass_adds_both_paths_into_a():
         d = c + a
         d.backward()
         print(a.grad.item(), b.grad.item())
-    """) == "5.0 3.0\n"
+    """)
+        == "5.0 3.0\n"
+    )
 
 
 def test_elementwise_product_gradients_are_the_other_factor():
     # the article's comments: "# Output: tensor([4., 5., 6.])" and "# Output: tensor([1., 2., 3.])"
-    assert printed("""\
+    assert (
+        printed("""\
         import torch
 
         # Define input tensors
@@ -53,7 +57,9 @@ def test_elementwise_product_gradients_are_the_other_factor():
         # Display gradients
         print(x.grad)  # Output: tensor([4., 5., 6.])
         print(y.grad)  # Output: tensor([1., 2., 3.])
-    """) == "tensor([4., 5., 6.])\ntensor([1., 2., 3.])\n"
+    """)
+        == "tensor([4., 5., 6.])\ntensor([1., 2., 3.])\n"
+    )
 
 
 DYNAMIC_MODEL = """\
