@@ -1,122 +1,434 @@
 """Check a trace that came out of a child before anything else reads it.
 
-The child may have been taken over by the snippet, so its JSON is parsed with `json.loads` only
-(never anything that builds objects) and then checked for the shape renderers rely on: the keys
-and types of docs/trace.schema.json that matter to them, and every id an event, tensor or node
-refers to existing and introduced no later than where it is used. The full JSON Schema is
-checked in the tests; this is the fast subset for every run.
+A child can write any bytes it likes to its result pipe (the snippet may have taken it over), so
+a trace is hostile input: the server parses it with `json.loads` only (never anything that
+builds objects) and accepts it only if it is well-formed *and bounded*, because the renderer,
+Graphviz and the page all trust what gets stored:
+
+- every key and type the renderer reads, per event kind (docs/trace-format.md), and every id an
+  event, tensor or node names existing and introduced no later than where it is used;
+- ids are the tracer's own tokens (`t12`, `n3`), so nothing Graphviz interprets (`\\N`) can
+  reach it as a node name;
+- counts, lengths, nesting and numbers capped from the sandbox settings (what the tracer can
+  legitimately write, with a little room), and numbers finite;
+- text from the snippet that may legitimately be long (labels, messages) is clipped rather than
+  refused; text that is not valid Unicode (a lone surrogate from `print("\\ud800")`) gets
+  visible escapes, so it is stored and shown as `\\ud800`.
+
+One pass over the trace: the time is linear in its size. The full JSON Schema is checked in the
+tests; this is what every run's result must satisfy.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+from dataclasses import dataclass
 
 from app.sandbox import statuses
+from app.sandbox.settings import SandboxSettings
 
 TOP_KEYS = {
     "version", "code", "tensors", "nodes", "events", "stdout", "stderr", "outcome", "limits",
 }  # fmt: skip
+TENSOR_KEYS = {"label", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "value", "created"}
+NODE_KEYS = {"name", "inputs", "outputs", "next", "saved", "formula", "created"}
+OUTCOME_KEYS = {"status", "type", "message", "span"}
 EVENT_KINDS = {
     "tensor", "op", "inplace", "grad_mode", "retain_grad", "backward_begin", "node_backward",
     "accumulate", "free", "backward_end", "print", "error",
 }  # fmt: skip
-TENSOR_KEYS = ("label", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "value", "created")
-NODE_KEYS = ("name", "inputs", "outputs", "next", "saved", "formula", "created")
+ACCUMULATE = "AccumulateGrad"
+
+TENSOR_ID = re.compile(r"t[0-9]{1,7}")
+NODE_ID = re.compile(r"n[0-9]{1,7}")
+DTYPE = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+# Caps that do not depend on the settings. The tracer's labels are at most 40 characters of
+# source or a variable's name; names and formulas are the engine's; messages are str(exception).
+LABEL_CAP = 200  # clipped past it
+NAME_CAP = 200  # grad_fn class names, creation ops: clipped past it
+FORMULA_CAP = 1000  # clipped
+MESSAGE_CAP = 4096  # error messages and types, outcome messages: clipped
+TRUNCATION_MARKER_ROOM = 256  # the tracer's "[output truncated: …]" after the cut
+EXTRA_EVENTS = 16  # events past max_events (there are none today; room for an ending)
+ITEMS_PER_EVENT = 4  # tensors or nodes one event may introduce on average (unbind, new leaves)
+VALUE_ITEMS_CAP = 4096  # numbers and lists in one value (the tracer writes ≤ 64 numbers)
+RANK_CAP = 64  # numpy's maximum number of dimensions
+DIM_CAP = 1 << 48  # elements along one dimension
+INT_CAP = 1 << 64  # a number in a value, and any count or position
+CLIP = "…"
 
 
 class Malformed(ValueError):
     """The child's result is not a trace."""
 
 
-def parse(data: bytes) -> dict:
-    """The trace in `data`, checked; Malformed if it is not one."""
+@dataclass(frozen=True)
+class Caps:
+    """What one trace may hold, from the sandbox's settings."""
+
+    events: int
+    items: int  # tensors, nodes, and the entries of any list
+    code: int
+    output: int
+    trace_bytes: int
+
+    @classmethod
+    def of(cls, settings: SandboxSettings) -> Caps:
+        events = settings.max_events + EXTRA_EVENTS
+        return cls(
+            events=events,
+            items=ITEMS_PER_EVENT * events,
+            code=settings.max_source_bytes,
+            output=settings.max_output_bytes + TRUNCATION_MARKER_ROOM,
+            trace_bytes=settings.max_trace_bytes,
+        )
+
+
+def parse(data: bytes, settings: SandboxSettings | None = None) -> dict:
+    """The trace in `data`, checked (and its text made safe); Malformed if it is not one."""
+    caps = Caps.of(settings or SandboxSettings())
+    if len(data) > caps.trace_bytes:
+        raise Malformed(f"larger than {caps.trace_bytes:,} bytes")
     try:
-        trace = json.loads(data)
+        trace = json.loads(data, parse_constant=_no_constant)
     except (ValueError, RecursionError) as error:
         raise Malformed(f"not JSON: {error}") from None
-    check(trace)
+    return check(trace, settings)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def check(trace, settings: SandboxSettings | None = None) -> dict:
+    """`trace`, checked, its strings made safe in place; Malformed if it is not a trace."""
+    _Checker(trace, Caps.of(settings or SandboxSettings())).run()
     return trace
 
 
-def check(trace) -> None:
-    _expect(type(trace) is dict and set(trace) == TOP_KEYS, "top-level keys")
-    _expect(trace["version"] == 1, "version")
-    for key in ("code", "stdout", "stderr"):
-        _expect(type(trace[key]) is str, key)
-    tensors, nodes, events = trace["tensors"], trace["nodes"], trace["events"]
-    _expect(type(tensors) is dict and type(nodes) is dict and type(events) is list, "tables")
-    for record in tensors.values():
-        _expect(type(record) is dict and all(k in record for k in TENSOR_KEYS), "tensor")
-        _expect(type(record["label"]) is str and type(record["shape"]) is list, "tensor")
-        _expect(_seq(record["created"]) and record["created"] < len(events), "tensor created")
-    for record in nodes.values():
-        _expect(type(record) is dict and all(k in record for k in NODE_KEYS), "node")
-        _expect(type(record["name"]) is str and type(record["formula"]) is str, "node")
-        _expect(_seq(record["created"]) and record["created"] < len(events), "node created")
+class _Checker:
+    def __init__(self, trace, caps: Caps) -> None:
+        self.trace = trace
+        self.caps = caps
+
+    def run(self) -> None:
+        trace, caps = self.trace, self.caps
+        _expect(type(trace) is dict and set(trace) == TOP_KEYS, "top-level keys")
+        _expect(trace["version"] == 1 and type(trace["version"]) is int, "version")
+        trace["code"] = _text(trace["code"], caps.code, "code")
+        for key in ("stdout", "stderr"):
+            trace[key] = _text(trace[key], caps.output, key)
+        tensors, nodes, events = trace["tensors"], trace["nodes"], trace["events"]
+        _expect(type(tensors) is dict and type(nodes) is dict and type(events) is list, "tables")
+        _expect(len(events) <= caps.events, "event count")
+        _expect(len(tensors) <= caps.items and len(nodes) <= caps.items, "table size")
+        self.tensors, self.nodes, self.count = tensors, nodes, len(events)
+        for tid, record in tensors.items():
+            _expect(type(tid) is str and TENSOR_ID.fullmatch(tid) is not None, "tensor id")
+            self.tensor(record)
+        for nid, record in nodes.items():
+            _expect(type(nid) is str and NODE_ID.fullmatch(nid) is not None, "node id")
+            self.node(record)
+        for record in tensors.values():
+            self.ref(nodes, record["grad_fn"], record["created"])
+        for record in nodes.values():
+            self.node_refs(record)
+        for seq, event in enumerate(events):
+            self.event(event, seq)
+        self.outcome(trace["outcome"])
+        limits = trace["limits"]
+        _expect(type(limits) is dict and set(limits) == {"truncated", "max_events"}, "limits")
+        _expect(type(limits["truncated"]) is bool and _count(limits["max_events"]), "limits")
+
+    # ***** tables *****
+
+    def tensor(self, record) -> None:
+        _expect(type(record) is dict and set(record) == TENSOR_KEYS, "tensor keys")
+        record["label"] = _clipped(record["label"], LABEL_CAP, "tensor label")
+        shape = record["shape"]
+        _expect(type(shape) is list and len(shape) <= RANK_CAP, "tensor shape")
+        _expect(all(_count(n) and n <= DIM_CAP for n in shape), "tensor shape")
+        dtype = record["dtype"]
+        _expect(type(dtype) is str and DTYPE.fullmatch(dtype) is not None, "tensor dtype")
+        for key in ("requires_grad", "is_leaf"):
+            _expect(type(record[key]) is bool, f"tensor {key}")
+        _value(record["value"], "tensor value")
+        self.created(record)
+
+    def node(self, record) -> None:
+        _expect(type(record) is dict, "node")
+        keys = set(record)
+        _expect(keys == NODE_KEYS or keys == NODE_KEYS | {"variable"}, "node keys")
+        record["name"] = _clipped(record["name"], NAME_CAP, "node name")
+        record["formula"] = _clipped(record["formula"], FORMULA_CAP, "node formula")
         for key in ("inputs", "outputs", "next", "saved"):
-            _expect(type(record[key]) is list, f"node {key}")
-    for record in tensors.values():
-        _ref(nodes, record["grad_fn"], record["created"])
-    for record in nodes.values():
+            self.items(record[key], f"node {key}")
+        # an AccumulateGrad stands for a leaf (its `variable`) and is the end of the graph
+        accumulate = record["name"].endswith(ACCUMULATE)
+        _expect(accumulate == ("variable" in record), "node variable")
+        _expect(not accumulate or not record["next"], "AccumulateGrad next")
+        # `next` says where each input slot's gradient goes: one entry per slot
+        _expect(accumulate or len(record["next"]) == len(record["inputs"]), "node next")
+        self.created(record)
+
+    def node_refs(self, record: dict) -> None:
         created = record["created"]
-        for ref in (*record["inputs"], *record["outputs"], record.get("variable")):
-            _ref(tensors, ref, created)
+        for ref in record["inputs"]:
+            self.ref(self.tensors, ref, created)
+        for ref in record["outputs"]:
+            self.ref(self.tensors, ref, created, optional=False)
+        if "variable" in record:
+            self.ref(self.tensors, record["variable"], created, optional=False)
         for ref in record["saved"]:
             if ref != "result":
-                _ref(tensors, ref, created)
+                self.ref(self.tensors, ref, created)
         for pair in record["next"]:
-            _expect(type(pair) is list and len(pair) == 2 and _seq(pair[1]), "node next")
-            _ref(nodes, pair[0], created)
-    for seq, event in enumerate(events):
-        _event(event, seq, tensors, nodes)
-    _outcome(trace["outcome"])
-    limits = trace["limits"]
-    _expect(type(limits) is dict and type(limits.get("truncated")) is bool, "limits")
+            _expect(type(pair) is list and len(pair) == 2 and _count(pair[1]), "node next")
+            target = pair[0]
+            self.ref(self.nodes, target, created)
+            # a node made by the same op as this one can only be a leaf's new AccumulateGrad
+            # (so drawing a node never has to draw a chain of others first)
+            if target is not None and self.nodes[target]["created"] == created:
+                _expect("variable" in self.nodes[target], "node next made with it")
 
+    def created(self, record: dict) -> None:
+        created = record["created"]
+        _expect(_count(created) and created < self.count, "created")
 
-def _event(event, seq: int, tensors: dict, nodes: dict) -> None:
-    _expect(type(event) is dict and event.get("seq") == seq, "event seq")
-    _expect(event.get("kind") in EVENT_KINDS, "event kind")
-    span = event.get("span")
-    if span is not None:
-        _expect(type(span) is list and len(span) == 4 and all(map(_seq, span)), "span")
-    for key in ("tensor", "grad_tensor"):
-        _ref(tensors, event.get(key), seq)
-    for key in ("inputs", "outputs", "roots"):
-        refs = event.get(key, ())
-        _expect(type(refs) is list or refs == (), key)
+    # ***** events *****
+
+    def event(self, event, seq: int) -> None:
+        _expect(type(event) is dict and event.get("seq") == seq, "event seq")
+        kind = event.get("kind")
+        _expect(type(kind) is str and kind in EVENT_KINDS, "event kind")
+        _expect("span" in event, "event span")
+        _span(event["span"])
+        getattr(self, f"event_{kind}")(event, seq)
+
+    def event_tensor(self, event: dict, seq: int) -> None:
+        self.keys(event, {"tensor", "op", "inputs"})
+        self.ref(self.tensors, event["tensor"], seq, optional=False)
+        if event["op"] is not None:
+            event["op"] = _clipped(event["op"], NAME_CAP, "tensor op")
+        self.refs(self.tensors, event["inputs"], seq, "tensor inputs", optional=False)
+
+    def event_op(self, event: dict, seq: int) -> None:
+        self.keys(event, {"name", "node", "inputs", "outputs"})
+        event["name"] = _clipped(event["name"], NAME_CAP, "op name")
+        self.refs(self.tensors, event["inputs"], seq, "op inputs")
+        self.refs(self.tensors, event["outputs"], seq, "op outputs", optional=False)
+        self.recorded(event, seq)
+        _expect(bool(event["inputs"]) and bool(event["outputs"]), "op without inputs or outputs")
+
+    def event_inplace(self, event: dict, seq: int) -> None:
+        self.keys(event, {"tensor", "name", "node", "inputs", "version", "value"})
+        event["name"] = _clipped(event["name"], NAME_CAP, "inplace name")
+        # what it changes (and with what) existed before the change
+        self.ref(self.tensors, event["tensor"], seq - 1, optional=False)
+        self.refs(self.tensors, event["inputs"], seq - 1, "inplace inputs")
+        self.recorded(event, seq)
+        _expect(_count(event["version"]) and event["version"] <= self.caps.events, "version")
+        _value(event["value"], "inplace value")
+
+    def event_grad_mode(self, event: dict, seq: int) -> None:
+        self.keys(event, {"enabled"})
+        _expect(type(event["enabled"]) is bool, "grad_mode enabled")
+
+    def event_retain_grad(self, event: dict, seq: int) -> None:
+        captured = event.get("captured")
+        _expect(type(captured) is bool, "retain_grad captured")
+        fields = (
+            {"tensor", "captured", "grad", "grad_tensor"} if captured else {"tensor", "captured"}
+        )
+        self.keys(event, fields)
+        self.ref(self.tensors, event["tensor"], seq, optional=False)
+        if captured:
+            self.ref(self.tensors, event["grad_tensor"], seq, optional=False)
+            _value(event["grad"], "retain_grad grad")
+
+    def event_backward_begin(self, event: dict, seq: int) -> None:
+        self.keys(event, {"roots", "grads", "retain_graph"})
+        self.refs(self.tensors, event["roots"], seq, "roots", optional=False)
+        _expect(bool(event["roots"]), "backward without roots")
+        grads = event["grads"]
+        self.items(grads, "backward grads")
+        _expect(len(grads) == len(event["roots"]), "one grad per root")
+        for grad in grads:
+            _value(grad, "backward grad")
+        _expect(type(event["retain_graph"]) is bool, "retain_graph")
+
+    def event_node_backward(self, event: dict, seq: int) -> None:
+        self.keys(event, {"node", "grad_outputs", "grad_inputs", "sources"})
+        self.ref(self.nodes, event["node"], seq, optional=False)
+        record = self.nodes[event["node"]]
+        _expect("variable" not in record, "node_backward of an AccumulateGrad")
+        for key in ("grad_outputs", "grad_inputs"):
+            self.items(event[key], key)
+        # a gradient in per output (one for a node of none), one out per input slot
+        _expect(len(event["grad_outputs"]) == max(1, len(record["outputs"])), "grad_outputs")
+        _expect(len(event["grad_inputs"]) == len(record["next"]), "grad_inputs")
+        for key in ("grad_outputs", "grad_inputs"):
+            for grad in event[key]:
+                if key == "grad_outputs" or grad is not None:  # None: nothing sent that way
+                    _value(grad, key)
+        self.sources(event["sources"], seq)
+
+    def event_accumulate(self, event: dict, seq: int) -> None:
+        self.keys(event, {"tensor", "node", "contribution", "grad", "grad_tensor", "sources"})
+        self.ref(self.tensors, event["tensor"], seq, optional=False)
+        self.ref(self.tensors, event["grad_tensor"], seq, optional=False)
+        self.ref(self.nodes, event["node"], seq, optional=False)
+        _expect(self.nodes[event["node"]].get("variable") == event["tensor"], "accumulate node")
+        _value(event["contribution"], "contribution")
+        _value(event["grad"], "accumulated grad")
+        self.sources(event["sources"], seq)
+
+    def event_free(self, event: dict, seq: int) -> None:
+        self.keys(event, {"nodes"})
+        self.refs(self.nodes, event["nodes"], seq, "freed nodes", optional=False)
+        # only nodes that saved something are freed, and an AccumulateGrad saves nothing
+        _expect(all("variable" not in self.nodes[n] for n in event["nodes"]), "freed nodes")
+
+    def event_backward_end(self, event: dict, seq: int) -> None:
+        self.keys(event, {"retain_graph"})
+        _expect(type(event["retain_graph"]) is bool, "retain_graph")
+
+    def event_print(self, event: dict, seq: int) -> None:
+        self.keys(event, {"text"})
+        event["text"] = _text(event["text"], self.caps.output, "print text")
+
+    def event_error(self, event: dict, seq: int) -> None:
+        self.keys(event, {"type", "message"})
+        event["type"] = _clipped(event["type"], NAME_CAP, "error type")
+        event["message"] = _clipped(event["message"], MESSAGE_CAP, "error message")
+
+    # ***** parts *****
+
+    def keys(self, event: dict, fields: set[str]) -> None:
+        _expect(set(event) == fields | {"seq", "kind", "span"}, f"{event['kind']} keys")
+
+    def recorded(self, event: dict, seq: int) -> None:
+        """An op's grad_fn: a node of its own (never a leaf's AccumulateGrad), with a slot for
+        each of the op's inputs; or None."""
+        node = event["node"]
+        self.ref(self.nodes, node, seq)
+        if node is not None:
+            record = self.nodes[node]
+            _expect("variable" not in record, "op node")
+            _expect(len(record["next"]) == len(event["inputs"]), "op node slots")
+            made = event["outputs"] if event["kind"] == "op" else [event["tensor"]]
+            _expect(record["outputs"] == made, "op node outputs")
+
+    def sources(self, sources, seq: int) -> None:
+        self.items(sources, "sources")
+        for source in sources:
+            _expect(type(source) is dict and set(source) == {"from", "grad"}, "source")
+            self.ref(self.nodes, source["from"], seq)
+            _value(source["grad"], "source grad")
+
+    def items(self, value, what: str) -> None:
+        _expect(type(value) is list and len(value) <= self.caps.items, what)
+
+    def refs(self, table: dict, refs, seq: int, what: str, *, optional: bool = True) -> None:
+        self.items(refs, what)
         for ref in refs:
-            _ref(tensors, ref, seq)
-    nodes_freed = event.get("nodes", ())
-    _expect(type(nodes_freed) is list or nodes_freed == (), "nodes")
-    for ref in nodes_freed:
-        _ref(nodes, ref, seq)
-    _ref(nodes, event.get("node"), seq)
-    for source in event.get("sources", ()):
-        _expect(type(source) is dict, "source")
-        _ref(nodes, source.get("from"), seq)
-    for key in ("text", "type", "message", "name"):
-        if key in event:
-            _expect(type(event[key]) is str or (key == "name" and event[key] is None), key)
+            self.ref(table, ref, seq, optional=optional)
 
-
-def _outcome(outcome) -> None:
-    _expect(type(outcome) is dict and outcome.get("status") in statuses.ALL, "outcome status")
-    for key in ("type", "message"):
-        if key in outcome:
-            _expect(type(outcome[key]) is str, f"outcome {key}")
-    if outcome["status"] == statuses.ERROR:
-        _expect("type" in outcome and "message" in outcome, "error outcome")
-
-
-def _ref(table: dict, ref, seq: int) -> None:
-    if ref is not None:
+    def ref(self, table: dict, ref, seq: int, *, optional: bool = True) -> None:
+        if ref is None and optional:
+            return
         _expect(type(ref) is str and ref in table, "reference")
         _expect(table[ref]["created"] <= seq, "reference to the future")
 
+    def outcome(self, outcome) -> None:
+        _expect(type(outcome) is dict and outcome.get("status") in statuses.ALL, "outcome")
+        _expect(set(outcome) <= OUTCOME_KEYS, "outcome keys")
+        for key in ("type", "message"):
+            if key in outcome:
+                outcome[key] = _clipped(outcome[key], MESSAGE_CAP, f"outcome {key}")
+        if outcome["status"] == statuses.ERROR:
+            _expect("type" in outcome and "message" in outcome, "error outcome")
+        if "span" in outcome:
+            _span(outcome["span"])
 
-def _seq(value) -> bool:
-    return type(value) is int and value >= 0
+
+# ***** values and text *****
+
+
+def _value(value, what: str) -> None:
+    """A traced value: a number, nested lists of numbers, or a summary object; bounded."""
+    if type(value) is dict:
+        _expect(set(value) == {"shape", "min", "max", "mean", "first"}, what)
+        shape = value["shape"]
+        _expect(type(shape) is list and len(shape) <= RANK_CAP, what)
+        _expect(all(_count(n) and n <= DIM_CAP for n in shape), what)
+        for key in ("min", "max", "mean"):
+            _expect(_number(value[key]), what)
+        first = value["first"]
+        _expect(type(first) is list and len(first) <= 64 and all(map(_number, first)), what)
+        return
+    if type(value) is not list:
+        _expect(_number(value), what)
+        return
+    # nested lists, walked without recursion: (list, depth) pairs still to look at
+    budget = VALUE_ITEMS_CAP
+    pending = [(value, 1)]
+    while pending:
+        items, depth = pending.pop()
+        _expect(depth <= RANK_CAP, what)
+        budget -= len(items) + 1
+        _expect(budget >= 0, what)
+        for item in items:
+            if type(item) is list:
+                pending.append((item, depth + 1))
+            else:
+                _expect(_number(item), what)
+
+
+def _number(x) -> bool:
+    kind = type(x)
+    if kind is float:
+        return math.isfinite(x)
+    if kind is int:
+        return -INT_CAP <= x <= INT_CAP
+    return kind is bool or (kind is str and x in ("nan", "inf", "-inf"))
+
+
+def _text(value, cap: int, what: str) -> str:
+    """A string of at most `cap` characters, made safe."""
+    _expect(type(value) is str and len(value) <= cap, what)
+    return _safe(value)
+
+
+def _clipped(value, cap: int, what: str) -> str:
+    """A string, cut to `cap` characters (with …) when longer, made safe."""
+    _expect(type(value) is str, what)
+    if len(value) > cap:
+        value = value[: cap - 1] + CLIP
+    return _safe(value)
+
+
+def _safe(text: str) -> str:
+    """The text, with whatever UTF-8 cannot hold (a lone surrogate) written as an escape."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _span(span) -> None:
+    if span is not None:
+        _expect(type(span) is list and len(span) == 4 and all(map(_count, span)), "span")
+
+
+def _count(value) -> bool:
+    return type(value) is int and 0 <= value <= INT_CAP
 
 
 def _expect(condition: bool, what: str) -> None:

@@ -1,0 +1,273 @@
+"""The server's check of a child's trace: hostile traces are refused or made safe, and whatever
+it accepts the renderer can draw (a property test over mutated real traces)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.render import narrate, render
+from app.sandbox import SandboxSettings, validate
+from engine.tracer import trace_snippet
+
+SNIPPETS = [
+    """import torch
+a = torch.tensor(3.0, requires_grad=True)
+b = torch.tensor(4.0, requires_grad=True)
+d = a*b + a
+d.backward()
+print(a.grad.item(), b.grad.item())
+""",
+    """import torch
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+x = torch.ones(3)
+opt = torch.optim.SGD([w], lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    y = (w * x).sum()
+    y.retain_grad()
+    y.backward()
+    opt.step()
+with torch.no_grad():
+    z = w.detach() * 2
+""",
+    """import torch
+a = torch.ones(2, 2, requires_grad=True)
+b = a.exp()
+b += 1
+b.sum().backward()
+""",
+    """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = (x ** 2).sum()
+y.backward()
+y.backward()
+""",
+]
+
+
+@pytest.fixture(scope="module")
+def traces() -> list[dict]:
+    return [trace_snippet(code) for code in SNIPPETS]
+
+
+def _payload(trace: dict) -> bytes:
+    return json.dumps(trace).encode()
+
+
+def test_real_traces_pass_unchanged(traces):
+    for trace in traces:
+        assert validate.parse(_payload(trace)) == trace
+
+
+def test_every_engine_golden_snippet_passes():
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[2] / "engine" / "golden" / "snippets.json"
+    for snippet in json.loads(golden.read_text())["snippets"]:
+        trace = trace_snippet(snippet["source"], max_events=snippet.get("max_events") or 20_000)
+        validate.check(trace)
+
+
+def test_an_id_graphviz_would_expand_is_refused(traces):
+    """The red team's F4: a tensor id of `\\N` × 8,000 (Graphviz expands each into the node's
+    name, a GET took seconds and 750 MB) never gets stored."""
+    trace = copy.deepcopy(traces[0])
+    forged = "\\N" * 8000
+    trace["tensors"][forged] = trace["tensors"].pop("t1")
+    for event in trace["events"]:
+        for key in ("tensor", "inputs", "outputs", "roots"):
+            if event.get(key) == "t1":
+                event[key] = forged
+            elif isinstance(event.get(key), list):
+                event[key] = [forged if i == "t1" else i for i in event[key]]
+    with pytest.raises(validate.Malformed, match="tensor id"):
+        validate.parse(_payload(trace))
+
+
+@pytest.mark.parametrize("key", ["nodes", "tensors"])
+def test_table_keys_must_be_the_tracers_tokens(traces, key):
+    trace = copy.deepcopy(traces[0])
+    table = trace[key]
+    first = next(iter(table))
+    table[f"{first}<x>"] = table[first]
+    with pytest.raises(validate.Malformed, match="id"):
+        validate.check(trace)
+
+
+def test_lone_surrogates_become_visible_escapes(traces):
+    trace = copy.deepcopy(traces[0])
+    trace["stdout"] = "\ud800 and π"
+    trace["events"][-1]["text"] = "\udfff\n"
+    trace["tensors"]["t1"]["label"] = "a\ud800"
+    payload = json.dumps(trace).encode()  # json escapes them as \ud800, as a child would
+    checked = validate.parse(payload)
+    assert checked["stdout"] == "\\ud800 and π"
+    assert checked["events"][-1]["text"] == "\\udfff\n"
+    assert checked["tensors"]["t1"]["label"] == "a\\ud800"
+    json.dumps(checked, ensure_ascii=False).encode("utf-8")  # storable as UTF-8
+    render(checked)
+
+
+def test_text_the_tracer_bounds_is_refused_past_its_cap(traces):
+    small = SandboxSettings(max_output_bytes=1024, max_source_bytes=1000)
+    trace = copy.deepcopy(traces[0])
+    trace["stdout"] = "x" * (1024 + validate.TRUNCATION_MARKER_ROOM + 1)
+    with pytest.raises(validate.Malformed, match="stdout"):
+        validate.check(trace, small)
+    trace = copy.deepcopy(traces[0])
+    trace["code"] = "#" * 1001
+    with pytest.raises(validate.Malformed, match="code"):
+        validate.check(trace, small)
+
+
+def test_long_free_text_is_clipped(traces):
+    trace = copy.deepcopy(traces[0])
+    trace["tensors"]["t1"]["label"] = "a" * 100_000
+    trace["nodes"]["n1"]["formula"] = "f" * 100_000
+    validate.check(trace)
+    assert len(trace["tensors"]["t1"]["label"]) == validate.LABEL_CAP
+    assert trace["tensors"]["t1"]["label"].endswith("…")
+    assert len(trace["nodes"]["n1"]["formula"]) == validate.FORMULA_CAP
+
+
+def test_counts_are_capped(traces):
+    few = SandboxSettings(max_events=4)
+    with pytest.raises(validate.Malformed, match="event count"):
+        validate.check(copy.deepcopy(traces[1]), few)
+    trace = copy.deepcopy(traces[0])
+    with pytest.raises(validate.Malformed, match="larger than"):
+        validate.parse(_payload(trace), SandboxSettings(max_trace_bytes=100))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [float("inf"), float("nan"), 10**30, [[[1.0]]] * 5000, {"shape": [2], "min": 1}, [None]],
+)
+def test_values_are_bounded_numbers(traces, value):
+    trace = copy.deepcopy(traces[0])
+    trace["tensors"]["t1"]["value"] = value
+    with pytest.raises(validate.Malformed, match="value"):
+        validate.check(trace)
+
+
+def test_json_constants_are_refused(traces):
+    text = json.dumps(traces[0]).replace('"value": 3.0', '"value": NaN', 1)
+    assert "NaN" in text
+    with pytest.raises(validate.Malformed, match="not JSON"):
+        validate.parse(text.encode())
+
+
+def test_deep_values_cost_no_recursion(traces):
+    trace = copy.deepcopy(traces[0])
+    deep: list = [1.0]
+    for _ in range(validate.RANK_CAP + 5):
+        deep = [deep]
+    trace["tensors"]["t1"]["value"] = deep
+    with pytest.raises(validate.Malformed, match="value"):
+        validate.check(trace)
+
+
+def test_validation_is_linear_in_the_trace():
+    """Same-line events, n and 4n of them: validating 4n takes < 8× the time of n."""
+    big = SandboxSettings(max_events=200_000)
+
+    def forged(n: int) -> bytes:
+        return _payload(_same_line_trace(n))
+
+    def seconds(payload: bytes) -> float:
+        start = time.perf_counter()
+        validate.parse(payload, big)
+        return time.perf_counter() - start
+
+    small, large = forged(10_000), forged(40_000)
+    seconds(small)  # warm up
+    assert seconds(large) < 8 * min(seconds(small) for _ in range(3))
+
+
+def _same_line_trace(n: int) -> dict:
+    tensors = {
+        f"t{i + 1}": {
+            "label": "torch.ones(1)", "shape": [1], "dtype": "float32", "requires_grad": False,
+            "is_leaf": True, "grad_fn": None, "value": [1.0], "created": i,
+        }
+        for i in range(n)
+    }  # fmt: skip
+    events = [
+        {"seq": i, "kind": "tensor", "tensor": f"t{i + 1}", "op": None, "inputs": [],
+         "span": [3, 4, 3, 17]}
+        for i in range(n)
+    ]  # fmt: skip
+    return {
+        "version": 1, "code": "import torch\nfor i in range(n):\n    torch.ones(1)\n",
+        "tensors": tensors, "nodes": {}, "events": events, "stdout": "", "stderr": "",
+        "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n},
+    }  # fmt: skip
+
+
+# ***** whatever passes validation renders *****
+
+REPLACEMENTS = [
+    None, 0, 1, -1, 2, 7, 10**9, 1.5, -0.0, True, False, "", "t1", "t2", "t99", "n1", "n2",
+    "n99", "result", "\\N\\G", "<b>x</b>", "{a|b}", "\ud800", "nan", "inf", "AccumulateGrad",
+    "MulBackward0", "optimizer.step", "setitem", "tensor", "op", "free", "error", "ok",
+    [], [None], [0], ["t1"], ["n1"], [["n1", 0]], [[None, 0]], [1, 2, 3, 4], [[1.0, 2.0]],
+    {}, {"from": None, "grad": 1.0}, {"shape": [2, 3], "min": 0, "max": 1, "mean": 0.5,
+    "first": [0, 1]}, {"status": "error", "type": "E", "message": "m"},
+]  # fmt: skip
+
+
+def _paths(value, path=()):
+    """Every place in a JSON value: (path, value) pairs."""
+    yield path, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*path, index))
+
+
+def _mutate(trace: dict, data) -> dict:
+    trace = copy.deepcopy(trace)
+    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+        places = [p for p, _ in _paths(trace) if p]
+        path = data.draw(st.sampled_from(places), label="path")
+        parent = trace
+        for step in path[:-1]:
+            parent = parent[step]
+        last = path[-1]
+        how = data.draw(st.sampled_from(["replace", "replace", "delete", "duplicate"]))
+        if how == "replace":
+            parent[last] = copy.deepcopy(data.draw(st.sampled_from(REPLACEMENTS), label="with"))
+        elif how == "delete":
+            del parent[last]
+        elif isinstance(parent, list):
+            parent.insert(last, copy.deepcopy(parent[last]))
+        else:
+            parent[f"{last}x"] = copy.deepcopy(parent[last])
+    return trace
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_a_trace_that_passes_validation_renders(traces, data):
+    base = data.draw(st.sampled_from(traces), label="trace")
+    mutated = _mutate(base, data)
+    try:
+        validate.check(mutated)
+    except validate.Malformed:
+        return
+    json.dumps(mutated, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    render(mutated)
+    narrate(mutated)
