@@ -54,7 +54,8 @@ OUTPUT_TRUNCATED = "\n[output truncated: more than {limit} printed]\n"
 
 
 class Truncated(BaseException):
-    """Raised out of a hook once the event cap is reached, to end the run there.
+    """Raised out of a hook once the event cap is reached, to end the run there (even if the
+    snippet catches it and goes on, the cap has ended it: see `Tracer.event_limit`).
 
     A BaseException, so that a snippet's `except Exception:` does not swallow it.
     """
@@ -80,10 +81,18 @@ class Tracer:
     """
 
     def __init__(
-        self, code: str = "", *, max_events: int = DEFAULT_MAX_EVENTS, max_output: int | None = None
+        self,
+        code: str = "",
+        *,
+        max_events: int = DEFAULT_MAX_EVENTS,
+        max_output: int | None = None,
+        event_limit: Callable[[int | None], str] | None = None,
     ) -> None:
         self.code = code
         self.max_events = max_events
+        # None: the cap ends the run as it stands ("ok" with limits.truncated, as the render
+        # goldens expect); else the message, given the line stopped at, of an "event_limit" end
+        self.event_limit = event_limit
         self.max_output = max_output  # UTF-8 bytes of stdout, and of stderr apart; None: no cap
         self.tensors: dict[str, dict] = {}
         self.nodes: dict[str, dict] = {}
@@ -397,11 +406,13 @@ class Tracer:
             message = _ADDRESS.sub(self._stable_address, message)
         kind = type(error).__name__
         self.outcome = {"status": "error", "type": kind, "message": message, "span": span}
-        with contextlib.suppress(Truncated):
-            seq = self._seq()
+        seq = len(self.events)
+        if seq < self.max_events:
             self.events.append(
                 {"seq": seq, "kind": "error", "type": kind, "message": message, "span": span}
             )
+        else:  # the error is how the run ended; only its event is past the cap
+            self.truncated = True
 
     def finish(self, namespace: dict | None) -> None:
         """Last labels from the snippet's globals, once it has stopped."""
@@ -416,9 +427,20 @@ class Tracer:
         """The next event's number; past the cap, stop the run instead."""
         seq = len(self.events)
         if seq >= self.max_events:
-            self.truncated = True
+            if not self.truncated:
+                self.truncated = True
+                if self.event_limit is not None:
+                    self.stop("event_limit", self.event_limit(self._running_line()))
             raise Truncated
         return seq
+
+    @staticmethod
+    def _running_line() -> int | None:
+        """The innermost snippet line running now."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename != SNIPPET_FILENAME:
+            frame = frame.f_back
+        return frame.f_lineno if frame is not None else None
 
     def _tid(self, t: Tensor) -> str | None:
         stamp = t._trace_id
@@ -723,14 +745,17 @@ def trace_snippet(
     max_events: int = DEFAULT_MAX_EVENTS,
     importer: Importer | None = None,
     max_output: int | None = None,
+    event_limit: Callable[[int | None], str] | None = None,
 ) -> dict:
     """Run `code` with `torch` resolving to the engine and return its trace.
 
     An exception the snippet does not catch ends the run with outcome "error"; reaching
-    `max_events` ends it with `limits.truncated` set; printing more than `max_output` bytes, or
-    a `Stopped` raised into it, ends it with that outcome. Everything before any of them is kept.
+    `max_events` ends it with `limits.truncated` set (and with outcome "event_limit", its
+    message `event_limit(line)`, when that is given: the sandbox does); printing more than
+    `max_output` bytes, or a `Stopped` raised into it, ends it with that outcome. Everything
+    before any of them is kept.
     """
-    tracer = Tracer(code, max_events=max_events, max_output=max_output)
+    tracer = Tracer(code, max_events=max_events, max_output=max_output, event_limit=event_limit)
     try:
         compiled = compile_snippet(code)
     except SyntaxError as error:

@@ -1,7 +1,9 @@
-"""The throwaway child: harden, run one snippet under the tracer, write its trace, exit.
+"""The throwaway child: harden, read one snippet, run it under the tracer, write its trace, exit.
 
-`serve` runs in a process forked from the zygote and never returns. The trace is serialised
-here, in the child, as JSON text: nothing is ever pickled, and the parent only parses JSON.
+`serve` runs in a process forked from the zygote and never returns. Its channel (a socket whose
+other end the server holds) brings the snippet and takes the trace back, so neither ever passes
+through the zygote. The trace is serialised here, in the child, as JSON text: nothing is ever
+pickled, and the server only parses JSON.
 
 Limits that leave a trace: the CPU timer (SIGPROF) and the zygote's wall-clock nudge (SIGUSR1)
 raise `Stopped` inside the snippet, so the tracer keeps everything up to that point. The
@@ -20,7 +22,7 @@ import signal
 import sys
 from typing import NoReturn
 
-from app.sandbox import frontdoor, hardening, probe, seccomp, statuses
+from app.sandbox import frontdoor, hardening, probe, protocol, seccomp, statuses
 from app.sandbox.settings import SandboxSettings
 from engine.snippet import SNIPPET_FILENAME, Importer
 from engine.tracer import Stopped, trace_snippet
@@ -91,6 +93,7 @@ def trace_run(code: str, settings: SandboxSettings, importer: Importer) -> dict:
             max_events=settings.max_events,
             importer=importer,
             max_output=settings.max_output_bytes,
+            event_limit=lambda line: statuses.event_limit(settings, line),
         )
     finally:
         _Run.running = False
@@ -149,54 +152,57 @@ def _dumps(trace: dict) -> bytes:
 
 
 def serve(
-    request: dict,
+    command: dict,
     settings: SandboxSettings,
     plan: hardening.Plan,
     seccomp_filter: seccomp.Filter | None,
     importer: Importer,
     *,
     slot: int,
-    result_fd: int,
+    channel: int,
     devnull: int,
     zygote_pid: int,
 ) -> NoReturn:
-    """Everything a child does, from just after fork to its exit."""
+    """Everything a child does, from just after fork to its exit. `command` is the zygote's
+    (no code in it): the snippet is read from the channel once the child is hardened."""
     try:
         try:
-            applied = _harden(settings, plan, seccomp_filter, slot, result_fd, devnull, zygote_pid)
+            applied = _harden(settings, plan, seccomp_filter, slot, channel, devnull, zygote_pid)
         except hardening.SetupError as error:
             os.write(2, f"gradtrace sandbox: child setup failed: {error}\n".encode())
             os._exit(EXIT_SETUP_FAILED)
-        if request["op"] == "probe":
-            data = json.dumps(probe.in_child(request["name"], applied)).encode()
+        if command["op"] == "probe":
+            data = json.dumps(probe.in_child(command["name"], applied)).encode()
         else:
-            data = encode(trace_run(request["code"], settings, importer), settings)
-        _write_all(hardening.RESULT_FD, data)
+            limit = protocol.request_limit(settings.max_source_bytes)
+            code = protocol.read_request(hardening.CHANNEL_FD, limit)
+            data = encode(trace_run(code, settings, importer), settings)
+        _write_all(hardening.CHANNEL_FD, data)
         os._exit(0)
     except MemoryError:
         os._exit(EXIT_NO_MEMORY)
     except BaseException as error:
-        os._exit(0 if _report_internal(request, settings, error) else EXIT_INTERNAL)
+        os._exit(0 if _report_internal(command, settings, error) else EXIT_INTERNAL)
 
 
-def _report_internal(request: dict, settings: SandboxSettings, error: BaseException) -> bool:
-    """Say what went wrong in the child's own code, if the pipe still takes it."""
-    if request.get("op") != "run":
+def _report_internal(command: dict, settings: SandboxSettings, error: BaseException) -> bool:
+    """Say what went wrong in the child's own code, if the channel still takes it. (The server
+    puts the submitted code back into the trace.)"""
+    if command.get("op") != "run":
         return False
     detail = f"the sandbox failed while running it ({type(error).__name__}: {error})"
     crashed = {"status": statuses.CRASHED, "message": statuses.crashed(detail=detail)}
     try:
-        trace = empty_trace(request["code"], crashed, settings)
-        _write_all(hardening.RESULT_FD, encode(trace, settings))
+        _write_all(hardening.CHANNEL_FD, encode(empty_trace("", crashed, settings), settings))
     except BaseException:
         return False
     return True
 
 
-def _harden(settings, plan, seccomp_filter, slot, result_fd, devnull, zygote_pid) -> dict:
+def _harden(settings, plan, seccomp_filter, slot, channel, devnull, zygote_pid) -> dict:
     applied = hardening.enter_namespaces(plan, slot)
     applied.update(hardening.restrict_self(plan, zygote_pid))
-    applied.update(hardening.close_descriptors(result_fd, devnull))
+    applied.update(hardening.close_descriptors(channel, devnull))
     applied.update(hardening.limit_resources(settings))
     signal.signal(signal.SIGPROF, _on_limit)
     signal.signal(signal.SIGUSR1, _on_limit)

@@ -1,11 +1,17 @@
 """The server's side of the sandbox: start the zygote, send it runs, turn its reports into traces.
 
 `SandboxClient` owns one zygote at a time. It starts it with a clean environment (`env -i`
-style: nothing of the server's environment, single-threaded BLAS) over a socketpair; a reader
-thread receives results and completes futures. Runs pass through `Admission` first. The zygote
-is replaced when it dies, and recycled after `recycle_after_runs` runs or
-`recycle_after_seconds` (a fresh memory layout): the new one warms up while the old one
-finishes its runs.
+style: nothing of the server's environment, single-threaded BLAS) over a control socket that
+carries bare commands and reports (protocol.py). Each run gets a channel of its own: the server
+writes the snippet into it, hands the other end to the zygote with the command, and reads the
+trace from it, so no snippet, output or trace ever passes through the zygote (whose memory every
+child inherits). One reader thread per zygote does all of this and completes futures once a
+run's ending and its channel's end have both arrived.
+
+Runs pass through `Admission` first. The zygote is replaced when it dies, and recycled after
+`recycle_after_runs` runs or `recycle_after_seconds` (a fresh memory layout); a new one warms up
+on a thread of its own, and runs are held until it is ready, so no caller (the server's event
+loop included) ever waits for a start.
 
 Two ways in: `await client.run(code, client=ip)` for FastAPI, `client.run_blocking(code)` for
 the command line.
@@ -18,10 +24,12 @@ import concurrent.futures
 import contextlib
 import itertools
 import logging
+import selectors
 import socket
 import subprocess
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 from app.sandbox import child, outcome, protocol, statuses
@@ -44,18 +52,46 @@ BOOTSTRAP = (
     "from app.sandbox.zygote import main; main(sys.argv[2:])"
 )
 READY_TIMEOUT = 60.0
+CHANNEL_BUFFER = 1 << 18  # bytes a channel holds before the child reads: any request fits
 
 
 class ZygoteError(RuntimeError):
     """The zygote could not be started, or stopped answering."""
 
 
-class _Zygote:
-    """One zygote process and the thread that reads its answers."""
+class _Run:
+    """One run or probe: what its caller waits for, and what its channel has brought so far."""
 
-    def __init__(self, settings: SandboxSettings) -> None:
+    def __init__(self, command: dict, code: str | None, settings: SandboxSettings) -> None:
+        self.command = command  # what the zygote is told: never the code
+        self.code = code  # None for a probe
         self.settings = settings
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self.channel: socket.socket | None = None  # our end, once handed to a zygote
+        self.received = bytearray()
+        self.ending: dict | None = None  # the zygote's report of how the child ended
+        self.overflow = False  # it wrote more than max_trace_bytes; the rest was not read
+        self.eof = False
+
+    @property
+    def id(self) -> int:
+        return self.command["id"]
+
+    def done(self) -> bool:
+        return self.ending is not None and (self.eof or self.overflow)
+
+
+class _Zygote:
+    """One zygote process, and the thread that talks to it and reads every run's channel.
+
+    All traffic on the control socket goes through that one thread (callers queue commands in
+    an outbox), so it never waits on a socket the zygote is waiting on in turn.
+    """
+
+    def __init__(self, settings: SandboxSettings, undelivered) -> None:
+        self.settings = settings
+        self._undelivered = undelivered  # takes back runs that never reached the zygote
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         self.process = subprocess.Popen(
             [
@@ -77,15 +113,22 @@ class _Zygote:
             start_new_session=True,  # Ctrl-C at the server's terminal is the server's to handle
         )
         theirs.close()
+        ours.setblocking(False)
         self.started = time.monotonic()
         self.runs = 0
-        self.pending: dict[int, tuple[concurrent.futures.Future, str, SandboxSettings]] = {}
-        self.lock = threading.Lock()  # pending and alive
-        self._send_lock = threading.Lock()  # one message at a time on the socket
+        self.lock = threading.Lock()  # in_flight, outbox, alive, closing
+        self.in_flight: dict[int, _Run] = {}  # handed to the zygote, not yet resolved
+        self.outbox: deque[tuple[dict, _Run | None, socket.socket | None]] = deque()
         self.ready: dict | None = None
         self.alive = True
+        self.closing = False
         self._ready_event = threading.Event()
-        self._reader = threading.Thread(target=self._read, name="gradtrace-zygote", daemon=True)
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._wake_read.setblocking(False)
+        self._wake_write.setblocking(False)
+        self._selector = selectors.DefaultSelector()
+        self._writing = False  # waiting for room in the zygote's queue
+        self._reader = threading.Thread(target=self._serve, name="gradtrace-zygote", daemon=True)
         self._reader.start()
 
     def wait_ready(self, timeout: float = READY_TIMEOUT) -> dict:
@@ -94,78 +137,243 @@ class _Zygote:
             raise ZygoteError("the sandbox's zygote did not start (see the log above)")
         return self.ready
 
-    def send(self, request: dict, future, code: str | None, settings: SandboxSettings) -> None:
-        with self.lock:
-            if not self.alive:
-                raise ZygoteError("the zygote has stopped")
-            self.pending[request["id"]] = (future, code, settings)
-            self.runs += 1
-        # not under self.lock: the reader thread must keep draining results meanwhile
+    def send(self, run: _Run) -> None:
+        """Hand `run` to this zygote: its request goes into a fresh channel, which is queued
+        for the zygote with the bare command. Never waits on the zygote."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            with self._send_lock:
-                self.sock.sendall(protocol.pack(request))
+            ours.setblocking(False)
+            if run.code is not None:
+                request = protocol.pack_request(run.code)
+                room = max(CHANNEL_BUFFER, 2 * len(request))
+                ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, room)
+                ours.sendall(request)  # into the kernel's buffer, where the child reads it
+            ours.shutdown(socket.SHUT_WR)
         except OSError as error:
-            with self.lock:
-                self.pending.pop(request["id"], None)
-            raise ZygoteError(f"the zygote has stopped: {error}") from None
+            ours.close()
+            theirs.close()
+            raise ZygoteError(f"could not open a channel: {error}") from None
+        run.channel = ours
+        with self.lock:
+            if not self.alive or self.closing:
+                ours.close()
+                theirs.close()
+                run.channel = None
+                raise ZygoteError("the zygote has stopped")
+            self.runs += 1
+            self.outbox.append((run.command, run, theirs))
+        self._wake()
 
     def close(self, kill: bool = False) -> None:
         """Stop sending; the zygote exits once its runs are done (at once with kill=True)."""
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_WR)
+        with self.lock:
+            self.closing = True
+        self._wake()
         if kill:
             with contextlib.suppress(OSError):
                 self.process.kill()
 
-    def _read(self) -> None:
-        limit = self.settings.max_trace_bytes
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # a full wake-up socket is a wake-up pending
+            self._wake_write.send(b"\0")
+
+    # ***** the reader thread *****
+
+    def _serve(self) -> None:
+        selector = self._selector
+        selector.register(self.sock, selectors.EVENT_READ, "zygote")
+        selector.register(self._wake_read, selectors.EVENT_READ, "wake")
         try:
-            while True:
-                message = protocol.read(self.sock, limit)
-                if message is None:
-                    break
-                self._deliver(*message)
-        except (OSError, protocol.ProtocolError) as error:
-            log.error("sandbox: lost the zygote: %s", error)
+            while self.alive or self.in_flight:
+                for key, events in selector.select():
+                    if key.data == "zygote":
+                        if events & selectors.EVENT_READ:
+                            self._receive()
+                        if events & selectors.EVENT_WRITE:
+                            self._flush()
+                    elif key.data == "wake":
+                        with contextlib.suppress(OSError):
+                            self._wake_read.recv(4096)
+                        self._flush()
+                    else:
+                        self._read_channel(key.data)
+        except Exception:
+            log.exception("sandbox: the zygote's reader failed")
+            self._lost()
+            for run in list(self.in_flight.values()):
+                self._abandon(run)
         finally:
-            with self.lock:
-                self.alive = False
-                pending, self.pending = self.pending, {}
-            self._ready_event.set()
-            for future, code, settings in pending.values():
-                if code is None:
-                    future.set_exception(ZygoteError("the zygote stopped during a probe"))
-                    continue
-                crashed = {"status": statuses.CRASHED, "message": "The sandbox restarted."}
-                _complete(future, child.empty_trace(code, crashed, settings))
+            self._wake_read.close()
+            self._wake_write.close()
             self.sock.close()
+            selector.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
 
-    def _deliver(self, header: dict, payload: bytes) -> None:
-        if header.get("op") == "ready":
-            self.ready = header
+    def _flush(self) -> None:
+        """Send what the outbox holds, as far as the zygote's queue takes it; once closing and
+        idle, end the commands (the zygote then exits)."""
+        while self.alive:
+            with self.lock:
+                if not self.outbox:
+                    if self.closing and not self.in_flight:
+                        with contextlib.suppress(OSError):
+                            self.sock.shutdown(socket.SHUT_WR)
+                    break
+                command, run, attached = self.outbox[0]
+            try:
+                protocol.send_packet(self.sock, command, attached.fileno() if attached else None)
+            except BlockingIOError:
+                self._want_write(True)
+                return
+            except OSError as error:
+                log.error("sandbox: lost the zygote: %s", error)
+                self._lost()
+                return
+            with self.lock:
+                self.outbox.popleft()
+                if run is not None:
+                    self.in_flight[run.id] = run
+            if attached is not None:
+                attached.close()  # the zygote has its own copy now
+            if run is not None:
+                self._selector.register(run.channel, selectors.EVENT_READ, run)
+        self._want_write(False)
+
+    def _want_write(self, wanted: bool) -> None:
+        if wanted != self._writing and self.alive:
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if wanted else 0)
+            self._selector.modify(self.sock, events, "zygote")
+            self._writing = wanted
+
+    def _receive(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(protocol.MAX_PACKET)
+            except BlockingIOError:
+                return
+            except OSError as error:
+                log.error("sandbox: lost the zygote: %s", error)
+                data = b""
+            if not data:
+                self._lost()
+                return
+            try:
+                self._on_report(protocol.parse_packet(data))
+            except protocol.ProtocolError as error:
+                log.error("sandbox: the zygote sent nonsense (%s); stopping it", error)
+                self.close(kill=True)
+                self._lost()
+                return
+
+    def _on_report(self, report: dict) -> None:
+        op = report.get("op")
+        if op == "ready":
+            self.ready = report
             self._ready_event.set()
             return
-        with self.lock:
-            entry = self.pending.pop(header.get("id"), None)
-        if entry is None:
+        run = self.in_flight.get(report.get("id"))
+        if run is None:
             return
-        future, code, settings = entry
-        if "refused" in header:
-            future.set_exception(ValueError(header["refused"]))
-        elif code is None:  # a probe: its caller reads the raw report
-            _complete(future, (header, payload))
-        else:
+        if op == "refused":
+            self._forget(run)
+            run.future.set_exception(ValueError(report.get("reason", "refused")))
+        elif op == "ended":
+            run.ending = report
+            self._finish_if_done(run)
+
+    def _read_channel(self, run: _Run) -> None:
+        limit = run.settings.max_trace_bytes
+        while run.channel is not None:
             try:
-                result = outcome.resolve(code, header, payload, settings)
-            except Exception as error:  # never leave a caller waiting
-                log.exception("sandbox: could not read a result")
-                message = statuses.crashed(detail=str(error))
-                result = child.empty_trace(
-                    code, {"status": statuses.CRASHED, "message": message}, settings
-                )
-            _complete(future, result)
+                data = run.channel.recv(min(1 << 16, limit + 1 - len(run.received)))
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                run.eof = True
+                self._close_channel(run)
+            else:
+                run.received += data
+                if len(run.received) > limit:  # stop reading; the child is killed
+                    run.overflow = True
+                    run.received = bytearray()
+                    self._close_channel(run)
+                    self._post({"op": "kill", "id": run.id})
+        self._finish_if_done(run)
+
+    def _post(self, command: dict) -> None:
+        with self.lock:
+            self.outbox.append((command, None, None))
+        self._flush()
+
+    def _close_channel(self, run: _Run) -> None:
+        if run.channel is not None:
+            self._selector.unregister(run.channel)
+            run.channel.close()
+            run.channel = None
+
+    def _finish_if_done(self, run: _Run) -> None:
+        if run.done():
+            self._forget(run)
+            _complete(run.future, _result(run))
+            if self.closing:
+                self._flush()  # the last run of a retiring zygote lets it go
+
+    def _forget(self, run: _Run) -> None:
+        self._close_channel(run)
+        with self.lock:
+            self.in_flight.pop(run.id, None)
+
+    def _lost(self) -> None:
+        """The zygote is gone: runs it ended still drain their channels; the others end here,
+        and runs it never received go back to be sent elsewhere."""
+        with self.lock:
+            if not self.alive:
+                return
+            self.alive = False
+            never_sent = [run for _, run, _ in self.outbox if run is not None]
+            for _, _, attached in self.outbox:
+                if attached is not None:
+                    attached.close()
+            self.outbox.clear()
+        self._ready_event.set()
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(self.sock)
+        for run in list(self.in_flight.values()):
+            if run.ending is None:
+                self._abandon(run)
+        for run in never_sent:
+            if run.channel is not None:
+                run.channel.close()
+                run.channel = None
+            self._undelivered(run)
+
+    def _abandon(self, run: _Run) -> None:
+        self._forget(run)
+        if run.code is None:
+            run.future.set_exception(ZygoteError("the zygote stopped during a probe"))
+            return
+        crashed = {"status": statuses.CRASHED, "message": "The sandbox restarted."}
+        _complete(run.future, child.empty_trace(run.code, crashed, run.settings))
+
+
+def _result(run: _Run):
+    """What the caller gets: a probe's raw report and bytes, or a run's trace."""
+    report = {**run.ending, "overflow": run.overflow}
+    payload = bytes(run.received)
+    run.received = bytearray()
+    if run.code is None:
+        return report, payload
+    try:
+        return outcome.resolve(run.code, report, payload, run.settings)
+    except Exception as error:  # never leave a caller waiting
+        log.exception("sandbox: could not read a result")
+        message = statuses.crashed(detail=str(error))
+        return child.empty_trace(
+            run.code, {"status": statuses.CRASHED, "message": message}, run.settings
+        )
 
 
 def _complete(future: concurrent.futures.Future, value) -> None:
@@ -184,61 +392,91 @@ class SandboxClient:
             self.settings.per_client_in_flight,
             self.settings.per_client_queue,
             typical_seconds=1.0,
+            per_address_queue=self.settings.per_address_queue,
         )
         self._ids = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # _zygote, _replacing, _held, ready, closed
         self._zygote: _Zygote | None = None
         self._replacing: threading.Thread | None = None
+        self._held: list[_Run] = []  # runs waiting for a zygote to start
+        self._start_error: str | None = None
         self.ready: dict | None = None
         self.closed = False
 
     # ***** lifecycle *****
 
     def start(self) -> dict:
-        """Start the zygote and wait until it is warm; returns its `ready` report."""
+        """Start the zygote and wait until it is warm; returns its `ready` report. (The only
+        call that waits for a zygote: runs never do, they are held until one is ready.)"""
         with self._lock:
-            if self._zygote is None or not self._zygote.alive:
-                self._zygote = self._spawn()
+            if self._usable(self._zygote):
+                return self.ready
+            starting = self._replace_soon()
+        starting.join()
+        with self._lock:
+            if not self._usable(self._zygote):
+                raise ZygoteError(self._start_error or "the sandbox's zygote did not start")
             return self.ready
-
-    def _spawn(self) -> _Zygote:
-        zygote = _Zygote(self.settings)
-        self.ready = zygote.wait_ready()
-        log.info(
-            "sandbox: zygote %s ready in %.2fs (warm-up %.2fs)",
-            self.ready["pid"],
-            time.monotonic() - zygote.started,
-            self.ready["warmup_seconds"],
-        )
-        return zygote
 
     def close(self) -> None:
         with self._lock:
             self.closed = True
-            if self._zygote is not None:
-                self._zygote.close()
-                self._zygote = None
+            zygote, self._zygote = self._zygote, None
+            held, self._held = self._held, []
+        if zygote is not None:
+            zygote.close()
+        for run in held:
+            _fail(run, "the sandbox is closed")
 
     def zygote_pid(self) -> int | None:
         zygote = self._zygote
-        return zygote.process.pid if zygote is not None and zygote.alive else None
+        return zygote.process.pid if self._usable(zygote) else None
 
-    def _current(self) -> _Zygote:
-        """The zygote to send to: restarted if it died, recycled when old."""
+    @staticmethod
+    def _usable(zygote: _Zygote | None) -> bool:
+        return zygote is not None and zygote.alive and not zygote.closing
+
+    def _replace_soon(self) -> threading.Thread:
+        """A fresh zygote, started on a thread of its own (under self._lock)."""
+        if self._replacing is None:
+            self._replacing = threading.Thread(
+                target=self._replace, name="gradtrace-zygote-start", daemon=True
+            )
+            self._replacing.start()
+        return self._replacing
+
+    def _replace(self) -> None:
+        try:
+            fresh = _Zygote(self.settings, self._dispatch)
+            ready = fresh.wait_ready()
+        except (OSError, ZygoteError) as error:
+            log.error("sandbox: could not start a zygote: %s", error)
+            with self._lock:
+                self._replacing = None
+                self._start_error = str(error)
+                held, self._held = self._held, []
+            for run in held:
+                _fail(run, f"the sandbox could not start ({error})")
+            return
         with self._lock:
+            self._replacing = None
             if self.closed:
-                raise ZygoteError("the sandbox is closed")
-            zygote = self._zygote
-            if zygote is None or not zygote.alive:
-                if zygote is not None:
-                    log.warning("sandbox: the zygote stopped; starting a new one")
-                zygote = self._zygote = self._spawn()
-            elif self._worn(zygote) and self._replacing is None:
-                self._replacing = threading.Thread(
-                    target=self._recycle, args=(zygote,), daemon=True
-                )
-                self._replacing.start()
-            return zygote
+                fresh.close()
+                return
+            old, self._zygote, self.ready = self._zygote, fresh, ready
+            held, self._held = self._held, []
+        log.info(
+            "sandbox: zygote %s ready in %.2fs (warm-up %.2fs)",
+            ready["pid"],
+            time.monotonic() - fresh.started,
+            ready["warmup_seconds"],
+        )
+        if old is not None:
+            old.close()  # it finishes what it has, then exits
+            if old.alive:
+                log.info("sandbox: recycled the zygote after %d runs", old.runs)
+        for run in held:
+            self._dispatch(run)
 
     def _worn(self, zygote: _Zygote) -> bool:
         age = time.monotonic() - zygote.started
@@ -247,23 +485,28 @@ class SandboxClient:
             or age >= self.settings.recycle_after_seconds
         )
 
-    def _recycle(self, old: _Zygote) -> None:
-        try:
-            fresh = _Zygote(self.settings)
-            ready = fresh.wait_ready()
-        except ZygoteError:
-            log.exception("sandbox: could not start a fresh zygote; keeping the old one")
-            return
-        finally:
+    def _dispatch(self, run: _Run) -> None:
+        """Send `run` to the zygote, or hold it for the one starting. Never waits for a start
+        (that takes a second, and this may be running on the server's event loop)."""
+        while True:
             with self._lock:
-                self._replacing = None
-        with self._lock:
-            if self.closed:
-                fresh.close()
+                if self.closed:
+                    break
+                zygote = self._zygote
+                if not self._usable(zygote):
+                    if zygote is not None and self._replacing is None:
+                        log.warning("sandbox: the zygote stopped; starting a new one")
+                    self._held.append(run)
+                    self._replace_soon()
+                    return
+                if self._worn(zygote):
+                    self._replace_soon()
+            try:
+                zygote.send(run)
                 return
-            self._zygote, self.ready = fresh, ready
-        old.close()  # it finishes what it has, then exits
-        log.info("sandbox: recycled the zygote after %d runs", old.runs)
+            except ZygoteError:
+                continue  # it stopped just now: the next turn holds the run for a new one
+        _fail(run, "the sandbox is closed")
 
     # ***** runs *****
 
@@ -272,36 +515,34 @@ class SandboxClient:
     ) -> concurrent.futures.Future:
         """Queue a run; the future's result is its trace. Raises SandboxBusy when full."""
         settings = self.settings.tightened(limits) if limits else self.settings
-        future: concurrent.futures.Future = concurrent.futures.Future()
         size = len(code.encode("utf-8", "surrogatepass"))
         if size > settings.max_source_bytes:  # no need to wake a child for this
+            future: concurrent.futures.Future = concurrent.futures.Future()
             message = statuses.too_long(settings, size)
             rejected = {"status": statuses.REJECTED, "message": message}
             future.set_result(child.empty_trace(code, rejected, settings))
             return future
-        request = {"op": "run", "id": next(self._ids), "code": code}
+        command = {"op": "run", "id": next(self._ids)}
         if limits:
-            request["limits"] = limits
-        self._admit(client, request, future, code, settings)
-        return future
+            command["limits"] = limits
+        run = _Run(command, code, settings)
+        self._admit(client, run)
+        return run.future
 
     def probe(self, name: str, skip: tuple[str, ...] = ()) -> tuple[dict, bytes]:
-        """Run one of probe.py's checks in a child; returns the zygote's report and payload."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        request = {"op": "probe", "id": next(self._ids), "name": name, "skip": list(skip)}
-        self._current().send(request, future, None, self.settings)
-        return future.result()
+        """Run one of probe.py's checks in a child; returns the zygote's report and what the
+        child wrote on its channel."""
+        command = {"op": "probe", "id": next(self._ids), "name": name, "skip": list(skip)}
+        run = _Run(command, None, self.settings)
+        self._dispatch(run)
+        return run.future.result()
 
-    def _admit(self, client, request, future, code, settings) -> None:
+    def _admit(self, client, run: _Run) -> None:
         def start(ticket) -> None:
-            future.add_done_callback(lambda _: self.admission.leave(ticket))
-            try:
-                self._current().send(request, future, code, settings)
-            except ZygoteError as error:
-                crashed = {"status": statuses.CRASHED, "message": f"The sandbox failed: {error}"}
-                _complete(future, child.empty_trace(code, crashed, settings))
+            run.future.add_done_callback(lambda _: self.admission.leave(ticket))
+            self._dispatch(run)
 
-        future.ticket = self.admission.enter(client, start)
+        run.future.ticket = self.admission.enter(client, start)
 
     async def run(self, code: str, client: str = "local", limits: dict | None = None) -> dict:
         """The trace of `code`, awaited; raises SandboxBusy when the server is full."""
@@ -316,6 +557,14 @@ class SandboxClient:
 
     def run_blocking(self, code: str, client: str = "local", limits: dict | None = None) -> dict:
         return self.submit(code, client, limits).result()
+
+
+def _fail(run: _Run, why: str) -> None:
+    if run.code is None:
+        run.future.set_exception(ZygoteError(why))
+        return
+    crashed = {"status": statuses.CRASHED, "message": f"The sandbox failed: {why}."}
+    _complete(run.future, child.empty_trace(run.code, crashed, run.settings))
 
 
 __all__ = ["SandboxBusy", "SandboxClient", "ZygoteError"]

@@ -9,7 +9,7 @@ before the snippet runs (fail closed). The order matters:
    there is no uid to switch to); the empty network and IPC namespaces are the zygote's, made
    once at its start (`leave_network`) and inherited;
 3. parent-death signal (after the uid change, which clears it), no_new_privs, not dumpable;
-4. every inherited descriptor closed but the result pipe, stdio on /dev/null;
+4. every inherited descriptor closed but the run's channel, stdio on /dev/null;
 5. rlimits: address space, CPU (a backstop), file size, processes, core dumps, open files;
 6. (the caller arms the CPU timer and its handler here, while that is still allowed;)
 7. Landlock with no rules, then the seccomp filter, which forbids changing the timer or handler.
@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, replace
 from app.sandbox import landlock, libc, seccomp
 from app.sandbox.settings import SandboxSettings
 
-RESULT_FD = 3  # where the child's result pipe ends up
-OPEN_FILES = 8  # the child's RLIMIT_NOFILE: stdio and the pipe, and a little slack
+CHANNEL_FD = 3  # where the child's channel to the server ends up
+OPEN_FILES = 8  # the child's RLIMIT_NOFILE: stdio and the channel, and a little slack
 
 
 class SetupError(Exception):
@@ -146,17 +146,18 @@ def restrict_self(plan: Plan, zygote_pid: int) -> dict:
     }
 
 
-def close_descriptors(result_fd: int, devnull: int) -> dict:
-    """Step 4: stdio to /dev/null, the result pipe to RESULT_FD, everything else closed."""
+def close_descriptors(channel: int, devnull: int) -> dict:
+    """Step 4: stdio to /dev/null, the channel to CHANNEL_FD, everything else closed (among
+    them the channels of runs still waiting in the zygote)."""
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    if result_fd != RESULT_FD:
-        os.dup2(result_fd, RESULT_FD, inheritable=False)
+    if channel != CHANNEL_FD:
+        os.dup2(channel, CHANNEL_FD, inheritable=False)
     if libc.IS_LINUX:
-        os.closerange(RESULT_FD + 1, 1 << 20)  # close_range(2) underneath: one call
+        os.closerange(CHANNEL_FD + 1, 1 << 20)  # close_range(2) underneath: one call
     else:  # one close() per number elsewhere: stop at the process's own limit
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        os.closerange(RESULT_FD + 1, soft if 0 < soft < 1 << 16 else 1 << 16)
+        os.closerange(CHANNEL_FD + 1, soft if 0 < soft < 1 << 16 else 1 << 16)
     return {"closed_descriptors": True}
 
 

@@ -1,4 +1,5 @@
-"""From how a child ended (the zygote's report) and what it wrote, to the trace a user sees.
+"""From how a child ended (the zygote's report) and what it wrote on its channel, to the trace a
+user sees.
 
 Every ending becomes one status in `outcome` (statuses.py): the child's own when it finished
 writing a trace, else the one its death means. Whatever valid trace the child wrote is kept,
@@ -23,7 +24,8 @@ MEMORY_NEAR_LIMIT = 0.9  # a killed child this close to its memory limit ran out
 
 
 def resolve(code: str, report: dict, payload: bytes, settings: SandboxSettings) -> dict:
-    """The trace for one run, from the zygote's `result` header and the child's bytes."""
+    """The trace for one run, from the zygote's `ended` report (with the server's `overflow`
+    added) and the bytes the child wrote."""
     trace, malformed = None, None
     if payload:
         try:
@@ -56,11 +58,7 @@ def _ending(report: dict, settings: SandboxSettings) -> dict | None:
     signum = report.get("signal")
     code = report.get("exit_code")
     if report.get("overflow"):
-        size = settings.max_trace_bytes
-        return {
-            "status": statuses.OUTPUT_LIMIT,
-            "message": f"The run's trace grew past {size:,} bytes; nothing of it was kept.",
-        }
+        return _status(statuses.OUTPUT_LIMIT, statuses.trace_overflow(settings))
     if signum is None:
         if code == 0:
             return None

@@ -120,7 +120,7 @@ def _check_kernel_basics(plan: dict, applied: dict, report: dict, record) -> Non
     record(
         "closed_descriptors",
         ACTIVE if applied.get("closed_descriptors") else FAILED,
-        "every inherited descriptor closed but the result pipe",
+        "every inherited descriptor closed but the run's channel",
     )
 
 

@@ -1,100 +1,88 @@
-"""Messages between the server and the zygote: a JSON header and a payload of raw bytes.
+"""What travels between the server, the zygote and a child, and in which form.
 
-On the wire each message is `len(header) header len(payload) payload`, the lengths as 4-byte
-big-endian integers. Requests carry the snippet in the header and no payload; results carry the
-child's trace, untouched, as the payload, so the zygote never parses a trace.
+Two kinds of connection, so that the zygote never holds anyone's code, output or trace:
+
+- The control socket (server ↔ zygote, AF_UNIX SOCK_SEQPACKET): one small JSON object per
+  packet, nothing else. The server sends bare commands, `{"op": "run" | "probe", "id", ...}`
+  with exactly one descriptor attached (the run's channel, SCM_RIGHTS), or `{"op": "kill",
+  "id"}`; the zygote answers `ready`, then one `ended` per run (exit code, signal, CPU time,
+  memory) or `refused`. Packets keep their boundaries, so there is no framing to get wrong.
+- A run's channel (server ↔ child, an AF_UNIX SOCK_STREAM socketpair made per run): the
+  server writes the request into its end before handing the other end to the zygote, the
+  child reads it after hardening itself, writes its trace back as JSON and exits; the trace
+  ends where the stream does. The request is `length` (4 bytes, big-endian) then JSON.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 
+MAX_PACKET = 1 << 16  # a command or a report is a few hundred bytes; this is generous
 _LENGTH = struct.Struct(">I")
-MAX_HEADER = 1 << 20  # a request holds at most a 20 KB snippet; this is generous
+# JSON escapes a character in at most 6 bytes per UTF-8 byte ("\u0001" for b"\x01")
+_ESCAPED = 6
+_REQUEST_SLACK = 64  # the object around the code: {"code": ...}
 
 
 class ProtocolError(Exception):
     """The other side sent something that is not a message."""
 
 
-def pack(header: dict, payload: bytes = b"") -> bytes:
-    encoded = json.dumps(header, separators=(",", ":")).encode()
-    return b"".join([_LENGTH.pack(len(encoded)), encoded, _LENGTH.pack(len(payload)), payload])
+# ***** the control socket *****
 
 
-class Decoder:
-    """Turns bytes as they arrive (non-blocking reads) into whole messages."""
-
-    def __init__(self, max_payload: int) -> None:
-        self.max_payload = max_payload
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> list[tuple[dict, bytes]]:
-        self._buffer += data
-        messages = []
-        while True:
-            message = self._take()
-            if message is None:
-                return messages
-            messages.append(message)
-
-    def _take(self) -> tuple[dict, bytes] | None:
-        buffer = self._buffer
-        if len(buffer) < 4:
-            return None
-        (header_size,) = _LENGTH.unpack_from(buffer, 0)
-        if header_size > MAX_HEADER:
-            raise ProtocolError("header too large")
-        if len(buffer) < 8 + header_size:
-            return None
-        (payload_size,) = _LENGTH.unpack_from(buffer, 4 + header_size)
-        if payload_size > self.max_payload:
-            raise ProtocolError("payload too large")
-        end = 8 + header_size + payload_size
-        if len(buffer) < end:
-            return None
-        header = _header(bytes(buffer[4 : 4 + header_size]))
-        payload = bytes(buffer[8 + header_size : end])
-        del buffer[:end]
-        return header, payload
+def send_packet(sock: socket.socket, message: dict, fd: int | None = None) -> None:
+    data = json.dumps(message, separators=(",", ":")).encode()
+    if fd is None:
+        sock.send(data)
+    else:
+        socket.send_fds(sock, [data], [fd])
 
 
-def read(sock: socket.socket, max_payload: int) -> tuple[dict, bytes] | None:
-    """One whole message from a blocking socket; None at end of stream."""
-    size = _exactly(sock, 4)
-    if size is None:
-        return None
-    (header_size,) = _LENGTH.unpack(size)
-    if header_size > MAX_HEADER:
-        raise ProtocolError("header too large")
-    header = _header(_exactly(sock, header_size, eof_ok=False))
-    (payload_size,) = _LENGTH.unpack(_exactly(sock, 4, eof_ok=False))
-    if payload_size > max_payload:
-        raise ProtocolError("payload too large")
-    return header, _exactly(sock, payload_size, eof_ok=False)
-
-
-def _exactly(sock: socket.socket, size: int, eof_ok: bool = True) -> bytes | None:
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    got = 0
-    while got < size:
-        n = sock.recv_into(view[got:])
-        if n == 0:
-            if eof_ok and got == 0:
-                return None
-            raise ProtocolError("stream ended inside a message")
-        got += n
-    return bytes(buffer)
-
-
-def _header(data: bytes) -> dict:
+def parse_packet(data: bytes) -> dict:
     try:
-        header = json.loads(data)
+        message = json.loads(data)
     except ValueError as error:
-        raise ProtocolError(f"bad header: {error}") from None
-    if not isinstance(header, dict):
-        raise ProtocolError("header is not an object")
-    return header
+        raise ProtocolError(f"bad packet: {error}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a packet is not an object")
+    return message
+
+
+# ***** a run's channel *****
+
+
+def request_limit(max_source_bytes: int) -> int:
+    """The most a child reads as its request: the longest snippet, escaped, and framing."""
+    return _LENGTH.size + _ESCAPED * max_source_bytes + _REQUEST_SLACK
+
+
+def pack_request(code: str) -> bytes:
+    encoded = json.dumps({"code": code}, separators=(",", ":")).encode("ascii")
+    return _LENGTH.pack(len(encoded)) + encoded
+
+
+def read_request(fd: int, limit: int) -> str:
+    """The code the server wrote on channel `fd` (blocking), reading at most `limit` bytes."""
+    (size,) = _LENGTH.unpack(_exactly(fd, _LENGTH.size))
+    if _LENGTH.size + size > limit:
+        raise ProtocolError(f"a request of {size:,} bytes is larger than any snippet")
+    request = parse_packet(_exactly(fd, size))
+    code = request.get("code")
+    if not isinstance(code, str):
+        raise ProtocolError("the request has no code")
+    return code
+
+
+def _exactly(fd: int, size: int) -> bytes:
+    parts, got = [], 0
+    while got < size:
+        data = os.read(fd, size - got)
+        if not data:
+            raise ProtocolError("the channel ended inside the request")
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)

@@ -1,7 +1,8 @@
 """How a run can end, and the sentence a learner reads for each ending.
 
 The statuses are the trace's `outcome.status` (docs/trace-format.md): `ok` and `error` come from
-the snippet itself, the others from the sandbox.
+the snippet itself, the others from the sandbox (`event_limit` through the tracer, which stops
+the snippet at its event cap and asks here for the sentence).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from app.sandbox.settings import SandboxSettings
 
 OK, ERROR = "ok", "error"
 CPU_LIMIT, WALL_LIMIT, MEMORY_LIMIT = "cpu_limit", "wall_limit", "memory_limit"
-OUTPUT_LIMIT, FORBIDDEN, CRASHED, REJECTED = "output_limit", "forbidden", "crashed", "rejected"
-LIMITS = (CPU_LIMIT, WALL_LIMIT, MEMORY_LIMIT, OUTPUT_LIMIT)
+OUTPUT_LIMIT, EVENT_LIMIT = "output_limit", "event_limit"
+FORBIDDEN, CRASHED, REJECTED = "forbidden", "crashed", "rejected"
+LIMITS = (CPU_LIMIT, WALL_LIMIT, MEMORY_LIMIT, OUTPUT_LIMIT, EVENT_LIMIT)
 ALL = (OK, ERROR, *LIMITS, FORBIDDEN, CRASHED, REJECTED)
 
 # What the kill list in seccomp.py is about, in a learner's words.
@@ -50,6 +52,14 @@ def wall_limit(settings: SandboxSettings, line: int | None = None) -> str:
     return f"The snippet ran for more than {_seconds(settings.wall_seconds)}.{_at(line)}"
 
 
+def event_limit(settings: SandboxSettings, line: int | None = None) -> str:
+    where = f"at line {line}" if line else "there"
+    return (
+        f"The snippet recorded more than {settings.max_events:,} events (a long loop?), so it "
+        f"was stopped {where}; the trace keeps everything up to there."
+    )
+
+
 def memory_limit(settings: SandboxSettings, detail: str = "") -> str:
     text = f"The snippet needed more than the {_amount(settings.memory_bytes)} of memory a run has."
     return f"{text} ({detail})" if detail else text
@@ -59,6 +69,13 @@ def trace_too_large(settings: SandboxSettings, kept: int) -> str:
     return (
         f"The trace grew past {_amount(settings.max_trace_bytes)}; "
         f"it keeps the first {kept:,} events."
+    )
+
+
+def trace_overflow(settings: SandboxSettings) -> str:
+    return (
+        f"The run wrote more than {_amount(settings.max_trace_bytes)} of trace, so it was "
+        "stopped and none of it was kept."
     )
 
 

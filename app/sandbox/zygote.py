@@ -5,11 +5,17 @@ client.py starts it with a clean environment (no inherited variables, single-thr
     python -I -B -c "<bootstrap>" <settings JSON> <socket fd>
 
 It imports numpy and the engine, runs every op once (warmup.py), decides which layers this kernel
-supports (hardening.detect), says `ready`, then loops on one thread: requests arrive on the
-socket; each gets a child (child.py) with a result pipe and a pidfd; the loop reads pipes as
-children write, nudges a child past its wall-clock deadline (SIGUSR1: it stops and keeps its
-trace) and kills its process group a little later, reaps it, and sends back how it ended with
-whatever it wrote. It never parses a trace: the server does (outcome.py).
+supports (hardening.detect), says `ready`, then loops on one thread: commands arrive on the
+control socket (protocol.py), each `run` or `probe` with the run's channel attached; each gets
+a child (child.py) that keeps the channel, and the zygote closes its own copy at once. The loop
+nudges a child past its wall-clock deadline (SIGUSR1: it stops and keeps its trace), kills its
+process group a little later (or when the server asks: its trace grew too large), reaps it, and
+reports how it ended.
+
+Every child is a copy of this process's memory, and a snippet can read all of it (the kernel is
+the wall, not Python). So the zygote never sees a snippet, its output or its trace: they travel
+on the channel between the server and the child only. What the zygote holds of a run is its id,
+its limits, its pid and its times.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import socket
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from app.sandbox import child, frontdoor, hardening, protocol, seccomp, warmup
 from app.sandbox.settings import SandboxSettings
@@ -32,23 +38,28 @@ NUDGE_EVERY = 0.1  # seconds between SIGUSR1 nudges once the wall-clock deadline
 KILL_GRACE = 0.5  # seconds after the deadline before SIGKILL
 SPARE_SLOTS = 4  # slots beyond max_in_flight, for the self-check's probes
 POLL = 0.02  # seconds between checks for exits where pidfds are missing (not Linux)
+STARTS = ("run", "probe")
 
 
 @dataclass
 class _Child:
     pid: int
     pidfd: int | None
-    pipe: int | None
-    request_id: int | None  # (not the snippet: the zygote keeps no more of it than it must)
+    request_id: int | None
     slot: int
-    limit: int  # bytes the child may write
     started: float
     nudge_at: float
     kill_at: float
-    output: bytearray = field(default_factory=bytearray)
-    overflow: bool = False
     nudged: bool = False
     killed: bool = False
+
+
+@dataclass
+class _Waiting:
+    """A command that found no free slot: the command and its channel, held until one frees."""
+
+    command: dict
+    channel: int
 
 
 class Zygote:
@@ -64,122 +75,130 @@ class Zygote:
         self.pid = os.getpid()
         self.selector = selectors.DefaultSelector()
         self.selector.register(sock, selectors.EVENT_READ, None)
-        self.decoder = protocol.Decoder(max_payload=0)
+        sock.setblocking(False)
         self.children: dict[int, _Child] = {}
-        self.waiting: deque[dict] = deque()
+        self.waiting: deque[_Waiting] = deque()
         self.free_slots = list(reversed(range(settings.max_in_flight + SPARE_SLOTS)))
         self.closing = False
         self.pidfds = hasattr(os, "pidfd_open")
 
-    def send(self, header: dict, payload: bytes = b"") -> None:
+    def send(self, message: dict) -> None:
         try:
-            self.sock.sendall(protocol.pack(header, payload))
+            self.sock.setblocking(True)  # reports are tiny; the server always reads them
+            protocol.send_packet(self.sock, message)
         except OSError:  # the server is gone: stop taking work, let the children end
             self._close_socket()
+        finally:
+            with contextlib.suppress(OSError):
+                self.sock.setblocking(False)
 
     def loop(self) -> None:
-        while not (self.closing and not self.children):
+        while not (self.closing and not self.children and not self.waiting):
             for key, _ in self.selector.select(self._timeout()):
                 if key.data is None:
                     self._receive()
                 else:
-                    kid, what = key.data
-                    if what == "pipe":
-                        self._read(kid)
-                    else:
-                        self._reap(kid)
+                    self._reap(key.data)
             self._enforce_deadlines()
             if not self.pidfds:
                 self._poll_exits()
 
-    # ***** requests *****
+    # ***** commands *****
 
     def _receive(self) -> None:
-        try:
-            data = self.sock.recv(1 << 16)
-            messages = self.decoder.feed(data) if data else None
-        except (OSError, protocol.ProtocolError):
-            messages = None
-        if messages is None:
-            self._close_socket()
-            return
-        for header, _ in messages:
-            if header.get("op") in ("run", "probe"):
-                self.waiting.append(header)
+        while not self.closing:
+            try:
+                data, fds, _, _ = socket.recv_fds(self.sock, protocol.MAX_PACKET, 1)
+            except BlockingIOError:
+                break
+            except OSError:
+                data, fds = b"", []
+            if not data:  # the server closed its end: finish the runs there are, then exit
+                self._close_fds(fds)
+                self._close_socket()
+                break
+            self._take(data, fds)
         self._start_waiting()
+
+    def _take(self, data: bytes, fds: list[int]) -> None:
+        try:
+            command = protocol.parse_packet(data)
+        except protocol.ProtocolError:
+            self._close_fds(fds)
+            return
+        op = command.get("op")
+        if op in STARTS and len(fds) == 1:
+            self.waiting.append(_Waiting(command, fds[0]))
+            return
+        self._close_fds(fds)
+        if op == "kill":
+            self._kill_run(command.get("id"))
+        elif op in STARTS:
+            self.send({"op": "refused", "id": command.get("id"), "reason": "no channel"})
+
+    @staticmethod
+    def _close_fds(fds: list[int]) -> None:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _close_socket(self) -> None:
         if not self.closing:
             self.closing = True
-            self.waiting.clear()
             with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(self.sock)
 
     def _start_waiting(self) -> None:
         while self.waiting and self.free_slots:
-            self._spawn(self.waiting.popleft())
+            waiting = self.waiting.popleft()
+            self._spawn(waiting.command, waiting.channel)
 
-    def _spawn(self, request: dict) -> None:
+    def _spawn(self, command: dict, channel: int) -> None:
         try:
-            settings = self.settings.tightened(request.get("limits") or {})
+            settings = self.settings.tightened(command.get("limits") or {})
         except (TypeError, ValueError) as error:
-            self.send({"op": "result", "id": request.get("id"), "refused": str(error)})
+            os.close(channel)
+            self.send({"op": "refused", "id": command.get("id"), "reason": str(error)})
             return
-        plan = self._plan_for(request)
+        plan = self._plan_for(command)
         slot = self.free_slots.pop()
-        read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             try:
-                os.close(read_end)
-                self._forget_others()
                 child.serve(
-                    request,
+                    command,
                     settings,
                     plan,
                     self.seccomp_filter,
                     self.importer,
                     slot=slot,
-                    result_fd=write_end,
+                    channel=channel,
                     devnull=self.devnull,
                     zygote_pid=self.pid,
                 )
             finally:
                 os._exit(child.EXIT_INTERNAL)
-        os.close(write_end)
+        os.close(channel)  # the child's alone now: no later child inherits it
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # the child does the same; whichever comes first
-        os.set_blocking(read_end, False)
         now = time.monotonic()
         deadline = now + settings.wall_seconds
         kid = _Child(
             pid=pid,
             pidfd=os.pidfd_open(pid) if self.pidfds else None,
-            pipe=read_end,
-            request_id=request.get("id"),
+            request_id=command.get("id"),
             slot=slot,
-            limit=settings.max_trace_bytes,
             started=now,
             nudge_at=deadline,
             kill_at=deadline + KILL_GRACE,
         )
         self.children[pid] = kid
-        self.selector.register(read_end, selectors.EVENT_READ, (kid, "pipe"))
         if kid.pidfd is not None:
-            self.selector.register(kid.pidfd, selectors.EVENT_READ, (kid, "exit"))
+            self.selector.register(kid.pidfd, selectors.EVENT_READ, kid)
 
-    def _forget_others(self) -> None:
-        """In a new child: blank what other runs wrote so far, and drop what is queued. A child
-        that breaks out of Python can read this memory; other people's traces are not its own."""
-        for other in self.children.values():
-            memoryview(other.output)[:] = bytes(len(other.output))
-        self.children.clear()
-        self.waiting.clear()
-        self.decoder = None
-
-    def _plan_for(self, request: dict) -> hardening.Plan:
+    def _plan_for(self, command: dict) -> hardening.Plan:
         """Runs get every layer; a probe may leave some out, to test the others alone."""
-        skip = set(request.get("skip") or ()) if request["op"] == "probe" else set()
+        skip = set(command.get("skip") or ()) if command["op"] == "probe" else set()
         plan = self.plan
         if "seccomp" in skip:
             plan = replace(plan, seccomp_arch=None)
@@ -187,54 +206,37 @@ class Zygote:
             plan = replace(plan, landlock_abi=0)
         return plan
 
-    # ***** children *****
-
-    def _read(self, kid: _Child) -> None:
-        while kid.pipe is not None:
-            try:
-                data = os.read(kid.pipe, min(1 << 16, kid.limit + 1 - len(kid.output)))
-            except BlockingIOError:
-                return
-            if not data:
-                self._close_pipe(kid)
-                return
-            kid.output += data
-            if len(kid.output) > kid.limit:
-                kid.overflow = True
-                kid.output = bytearray()
-                self._close_pipe(kid)
+    def _kill_run(self, request_id) -> None:
+        """The server stopped reading this run (its trace grew too large): end the child."""
+        for kid in self.children.values():
+            if kid.request_id == request_id:
                 self._kill(kid)
+                return
 
-    def _close_pipe(self, kid: _Child) -> None:
-        self.selector.unregister(kid.pipe)
-        os.close(kid.pipe)
-        kid.pipe = None
+    # ***** children *****
 
     def _reap(self, kid: _Child, waited: tuple | None = None) -> None:
         if waited is None:  # its pidfd says it has exited: it is a zombie, still ours to signal
             self._kill(kid)  # anything left in its group (weak mode) goes too
-        self._read(kid)  # what it wrote last is still in the pipe
-        if kid.pipe is not None:
-            self._close_pipe(kid)
         _, status, usage = waited or os.wait4(kid.pid, 0)
         if kid.pidfd is not None:
             self.selector.unregister(kid.pidfd)
             os.close(kid.pidfd)
         del self.children[kid.pid]
         self.free_slots.append(kid.slot)
-        header = {
-            "op": "result",
-            "id": kid.request_id,
-            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "wall_nudged": kid.nudged,
-            "wall_killed": kid.killed,
-            "overflow": kid.overflow,
-            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 4),
-            "max_rss_kib": usage.ru_maxrss,
-            "elapsed": round(time.monotonic() - kid.started, 4),
-        }
-        self.send(header, bytes(kid.output))
+        self.send(
+            {
+                "op": "ended",
+                "id": kid.request_id,
+                "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                "wall_nudged": kid.nudged,
+                "wall_killed": kid.killed,
+                "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 4),
+                "max_rss_kib": usage.ru_maxrss,
+                "elapsed": round(time.monotonic() - kid.started, 4),
+            }
+        )
         self._start_waiting()
 
     def _kill(self, kid: _Child) -> None:
