@@ -66,11 +66,15 @@ def _warn_if_weak() -> None:
 def _serve(host: str, port: int, allow_weak: bool) -> int:
     import uvicorn
 
+    from app.config import Settings
+    from app.http_server import server_config
     from app.main import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    settings = Settings.from_environment()
     report = execution.layer_report()
-    public = not _loopback(host)
+    # behind a reverse proxy (docs/deploying.md) a loopback address serves the world too
+    public = not _loopback(host) or bool(settings.trusted_proxies)
     if public and not report["strong"]:
         weak = [n for n, layer in report["layers"].items()
                 if layer["state"] not in ("active", "not-needed")]
@@ -87,8 +91,8 @@ def _serve(host: str, port: int, allow_weak: bool) -> int:
                 "SERVING %s WITH A WEAK SANDBOX (%s): anyone who can reach it can run code "
                 "with fewer walls around it", host, ", ".join(weak),
             )
-    app = create_app(require_strong_sandbox=public and not allow_weak)
-    uvicorn.run(app, host=host, port=port)
+    app = create_app(settings, require_strong_sandbox=public and not allow_weak)
+    uvicorn.Server(server_config(app, settings, host=host, port=port)).run()
     return 0
 
 

@@ -13,13 +13,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import engine
 from app import execution
+from app.body_limit import BodyLimit
+from app.client_address import client_address
 from app.config import ROOT, Settings
 from app.routes import api, pages
 from app.sandbox import SandboxBusy
-from app.security import SecurityHeaders
+from app.security import CrossSiteGuard, SecurityHeaders, internal_error
 from app.store import Store
 
 log = logging.getLogger("gradtrace")
@@ -57,7 +60,9 @@ def create_app(
     app.state.settings = settings
     app.state.store = Store(settings.db_path)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
-    app.add_middleware(SecurityHeaders)
+    # added innermost first: each add_middleware wraps what is there
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     app.include_router(pages.router)
     app.include_router(api.router)
@@ -65,8 +70,16 @@ def create_app(
     @app.middleware("http")
     async def name_the_client(request: Request, call_next):
         # runs are queued fairly per client address (app/sandbox/admission.py)
-        execution.client_key.set(request.client.host if request.client else "unknown")
+        peer = request.client.host if request.client else None
+        forwarded_for = request.headers.getlist("x-forwarded-for")
+        execution.client_key.set(client_address(peer, forwarded_for, settings.trusted_proxies))
         return await call_next(request)
+
+    # outside the rest: every answer, the refusals included, carries the security headers
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
+    app.add_middleware(SecurityHeaders)
+    # a 500 is answered outside every middleware (Starlette's ServerErrorMiddleware)
+    app.add_exception_handler(Exception, internal_error)
 
     @app.exception_handler(SandboxBusy)
     async def busy(request: Request, error: SandboxBusy) -> JSONResponse:

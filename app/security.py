@@ -1,35 +1,99 @@
-"""Headers every response carries, and a guard against cross-site form posts."""
+"""Headers every answer carries, 500s included, and a guard against cross-site posts.
+
+The headers are one set, used by the middleware and by the 500 handler: Starlette answers an
+unhandled exception from ServerErrorMiddleware, which sits outside every user middleware, so a
+500 would otherwise go out without them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.client_address import Network, client_scheme
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-class SecurityHeaders(BaseHTTPMiddleware):
-    async def dispatch(self, request, call_next):
-        if request.method not in ("GET", "HEAD", "OPTIONS") and _cross_site(request):
-            # another site's page must not be able to make a visitor's browser run code here
-            return PlainTextResponse("cross-site requests are refused", status_code=403)
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every answer that does not set its own."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
-def _cross_site(request) -> bool:
-    if request.headers.get("sec-fetch-site") == "cross-site":
-        return True
-    origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return origin == "null"
-    return urlsplit(origin).netloc != request.headers.get("host")
+async def internal_error(request: Request, error: Exception) -> PlainTextResponse:
+    """The 500 answer: the headers, and nothing of the exception (the server logs it)."""
+    return PlainTextResponse("Internal Server Error", status_code=500, headers=SECURITY_HEADERS)
+
+
+class CrossSiteGuard:
+    """Refuses a request that may change something (not GET, HEAD or OPTIONS) unless it comes
+    from this very origin: another site's page must not make a visitor's browser run code here.
+    Requests without an Origin (curl, scripts) pass unless the browser says they are cross-site."""
+
+    def __init__(self, app: ASGIApp, trusted_proxies: Sequence[Network] = ()) -> None:
+        self.app = app
+        self.trusted_proxies = trusted_proxies
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        changes = scope["type"] == "http" and scope["method"] not in ("GET", "HEAD", "OPTIONS")
+        if changes and self._cross_site(scope):
+            refusal = PlainTextResponse("cross-site requests are refused", status_code=403)
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _cross_site(self, scope: Scope) -> bool:
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is None:
+            return headers.get("sec-fetch-site") in ("cross-site", "same-site")
+        peer = scope["client"][0] if scope.get("client") else None
+        scheme = client_scheme(
+            peer, headers.get("x-forwarded-proto"), scope["scheme"], self.trusted_proxies
+        )
+        own = _origin(f"{scheme}://{headers.get('host', '')}")
+        # "null" (sandboxed frames, some redirects) and anything unparsable never match
+        return own is None or _origin(origin) != own
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an origin, the port filled in from the scheme, or None."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname, port or DEFAULT_PORTS[parts.scheme]

@@ -17,7 +17,8 @@ print(a.grad.item(), b.grad.item())
 
 @pytest.fixture
 def client(tmp_path):
-    return TestClient(create_app(Settings(db_path=tmp_path / "traces.db")))
+    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    return TestClient(app, base_url="http://localhost")
 
 
 def test_posting_code_answers_its_id_url_and_trace(client):

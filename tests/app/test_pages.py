@@ -12,7 +12,8 @@ from app.main import create_app
 
 @pytest.fixture
 def client(tmp_path):
-    return TestClient(create_app(Settings(db_path=tmp_path / "traces.db")))
+    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    return TestClient(app, base_url="http://localhost")
 
 
 def test_the_page_offers_the_seed_example_and_every_other(client):

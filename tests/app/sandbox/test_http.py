@@ -13,7 +13,8 @@ from app.sandbox import SandboxBusy
 
 @pytest.fixture
 def client(tmp_path):
-    with TestClient(create_app(Settings(db_path=tmp_path / "t.db"))) as test_client:
+    app = create_app(Settings(db_path=tmp_path / "t.db"))
+    with TestClient(app, base_url="http://localhost") as test_client:
         yield test_client
 
 

@@ -42,7 +42,8 @@ def test_the_zygote_is_clean_and_single_threaded(sandbox):
 
 
 def test_healthz_reports_each_layer(tmp_path, layers):
-    with TestClient(create_app(Settings(db_path=tmp_path / "t.db"))) as client:
+    app = create_app(Settings(db_path=tmp_path / "t.db"))
+    with TestClient(app, base_url="http://localhost") as client:
         health = client.get("/healthz").json()
     sandbox = health["sandbox"]
     assert sandbox["mode"] == "zygote"

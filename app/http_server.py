@@ -1,0 +1,107 @@
+"""How `gradtrace serve` runs the app: uvicorn's options in one place, and an HTTP protocol
+that does not let idle or slow connections pile up.
+
+uvicorn 0.54 has no timeout for a request's headers: a connection that never finishes them
+(or never sends a byte) is held for ever, and 20,000 of them used up the process's file
+descriptors. Its `limit_concurrency` only answers 503 once a request has arrived, so it holds
+idle sockets too. So its h11 protocol is extended: a connection past `max_connections` is
+answered 503 and closed as it arrives, and one that has not sent complete headers within
+`header_timeout_seconds` of opening (or of its previous answer) is closed. h11 handles one
+request per connection at a time, so the cap on connections caps concurrent requests as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import h11
+import uvicorn
+from starlette.types import ASGIApp
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from app.config import Settings
+from app.security import SECURITY_HEADERS
+
+_BUSY_TEXT = b"The server has too many open connections; try again.\n"
+_BUSY_HEADERS = {
+    "Content-Type": "text/plain; charset=utf-8",
+    "Content-Length": str(len(_BUSY_TEXT)),
+    "Retry-After": "1",
+    "Connection": "close",
+    **SECURITY_HEADERS,
+}
+# Written raw: h11 cannot answer before it has read a request.
+_TOO_MANY_CONNECTIONS = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    + b"".join(f"{name}: {value}\r\n".encode() for name, value in _BUSY_HEADERS.items())
+    + b"\r\n"
+    + _BUSY_TEXT
+)
+
+
+def server_config(app: ASGIApp, settings: Settings, *, host: str, port: int) -> uvicorn.Config:
+    """Every option `gradtrace serve` gives uvicorn."""
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=GuardedH11Protocol.with_limits(settings),
+        timeout_keep_alive=settings.keep_alive_timeout_seconds,
+        # uvicorn would believe X-Forwarded-For from 127.0.0.1, i.e. from anyone on this
+        # host; app/client_address.py believes only Settings.trusted_proxies
+        proxy_headers=False,
+    )
+
+
+class GuardedH11Protocol(H11Protocol):
+    header_timeout_seconds: float = Settings.header_timeout_seconds
+    max_connections: int = Settings.max_connections
+
+    @classmethod
+    def with_limits(cls, settings: Settings) -> type[GuardedH11Protocol]:
+        """The protocol class with these settings' limits (uvicorn makes one per connection)."""
+        limits = {
+            "header_timeout_seconds": settings.header_timeout_seconds,
+            "max_connections": settings.max_connections,
+        }
+        return type(cls.__name__, (cls,), limits)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._headers_due: asyncio.TimerHandle | None = None
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            transport.write(_TOO_MANY_CONNECTIONS)
+            transport.close()
+            return
+        self._expect_headers()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        # h11 leaves IDLE only once a request's headers are complete
+        if self.conn.their_state is not h11.IDLE:
+            self._cancel_header_timer()
+
+    def on_response_complete(self) -> None:
+        # armed first: the pipelined request the parent may handle now cancels it at once
+        self._expect_headers()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def _expect_headers(self) -> None:
+        self._cancel_header_timer()
+        self._headers_due = self.loop.call_later(
+            self.header_timeout_seconds, self._headers_too_slow
+        )
+
+    def _cancel_header_timer(self) -> None:
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
+
+    def _headers_too_slow(self) -> None:
+        self._headers_due = None
+        if not self.transport.is_closing():
+            self.transport.close()

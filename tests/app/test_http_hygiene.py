@@ -1,0 +1,398 @@
+"""HTTP hygiene: Host and Origin checks, the same headers on every answer, a body cap enforced
+while the body arrives, and a server that times out slow headers and caps its connections.
+
+The first tests go through FastAPI's TestClient. The rest run a real server on a free loopback
+port, started through app.http_server.server_config exactly as `gradtrace serve` starts it, with
+small limits so that they run in seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from app import cli
+from app.config import Names, Networks, Settings
+from app.http_server import GuardedH11Protocol
+from app.main import create_app
+from app.security import SECURITY_HEADERS
+
+ROOT = Path(__file__).resolve().parents[2]
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(db_path=tmp_path / "traces.db")
+
+
+@pytest.fixture
+def client(settings):
+    return TestClient(create_app(settings), base_url="http://localhost")
+
+
+def _has_security_headers(answer) -> bool:
+    return all(answer.headers.get(name) == value for name, value in SECURITY_HEADERS.items())
+
+
+# ***** Host and Origin *****
+
+
+def test_a_foreign_host_is_refused(client):
+    answer = client.get("/", headers={"host": "evil.example"})
+    assert answer.status_code == 400
+    assert _has_security_headers(answer)
+
+
+@pytest.mark.parametrize("host", ["localhost:8000", "127.0.0.1:8000", "[::1]:8000"])
+def test_the_local_names_are_served(client, host):
+    assert client.get("/", headers={"host": host}).status_code == 200
+
+
+def test_other_hosts_are_allowed_as_a_comma_separated_list(tmp_path):
+    # how GRADTRACE_ALLOWED_HOSTS is read
+    settings = Settings(db_path=tmp_path / "t.db", allowed_hosts=Names("a.example, b"))
+    assert settings.allowed_hosts == ("a.example", "b")
+    client = TestClient(create_app(settings), base_url="http://a.example")
+    assert client.get("/").status_code == 200
+    assert client.get("/", headers={"host": "localhost"}).status_code == 400
+
+
+# an empty object is a 422 from the route: getting one means the request went through
+def _post(client, **headers):
+    return client.post("/api/traces", json={}, headers=headers)
+
+
+def test_the_exact_same_origin_passes(client):
+    assert _post(client, host="localhost:8000", origin="http://localhost:8000").status_code == 422
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://localhost:8000",  # the scheme differs
+        "http://localhost:8001",  # the port
+        "http://localhost",  # the port, implied
+        "http://evil.example:8000",  # the host
+        "http://localhost.evil.example:8000",
+        "null",
+        "garbage",
+    ],
+)
+def test_any_other_origin_is_refused(client, origin):
+    answer = _post(client, host="localhost:8000", origin=origin)
+    assert answer.status_code == 403
+    assert _has_security_headers(answer)
+
+
+def test_a_default_port_is_the_same_origin_written_or_not(client):
+    assert _post(client, host="localhost", origin="http://localhost:80").status_code == 422
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+def test_no_origin_but_a_browser_saying_another_site_is_refused(client, site):
+    assert _post(client, **{"sec-fetch-site": site}).status_code == 403
+
+
+def test_no_origin_and_no_browser_hints_passes(client):
+    assert _post(client).status_code == 422
+
+
+def test_behind_a_trusted_proxy_that_ends_tls_the_https_origin_is_ours(tmp_path):
+    proxied = Settings(db_path=tmp_path / "t.db", trusted_proxies=Networks("127.0.0.1"))
+    behind = TestClient(create_app(proxied), base_url="http://localhost", client=("127.0.0.1", 9))
+    https = {"origin": "https://localhost", "x-forwarded-proto": "https"}
+    assert _post(behind, **https).status_code == 422
+    assert _post(behind, origin="https://localhost").status_code == 403
+    # from anyone else the header counts for nothing
+    elsewhere = TestClient(
+        create_app(proxied), base_url="http://localhost", client=("198.51.100.7", 9)
+    )
+    assert _post(elsewhere, **https).status_code == 403
+
+
+# ***** the same headers on every answer *****
+
+
+def test_a_500_has_the_security_headers_and_nothing_of_the_exception(settings):
+    app = create_app(settings)
+
+    @app.get("/fails")
+    def fails():
+        raise RuntimeError("the secret at /etc/gradtrace")
+
+    answer = TestClient(app, base_url="http://localhost", raise_server_exceptions=False).get(
+        "/fails"
+    )
+    assert answer.status_code == 500
+    assert answer.text == "Internal Server Error"
+    assert _has_security_headers(answer)
+
+
+# ***** the body cap, in process *****
+
+
+def test_the_body_cap_leaves_room_for_the_largest_snippet_encoded(settings, client):
+    # the worst encoding of a snippet within the limit: JSON's \u00XX for each control byte
+    code = "\x01" * settings.max_source_bytes
+    answer = client.post("/api/traces", json={"code": code + "\x01"})
+    assert answer.status_code == 413
+    assert f"{settings.max_source_bytes:,}" in answer.json()["detail"]  # the route's own 413
+
+
+def test_a_declared_length_over_the_cap_is_a_413_with_a_json_reason(settings, client):
+    answer = client.post(
+        "/api/traces",
+        content=b"x" * (settings.max_body_bytes + 1),
+        headers={"content-type": "application/json"},
+    )
+    assert answer.status_code == 413
+    assert f"{settings.max_body_bytes:,} bytes" in answer.json()["detail"]
+    assert answer.headers["connection"] == "close"
+    assert _has_security_headers(answer)
+
+
+def _chunks(total: int, size: int = 64 * 1024, sent: list | None = None):
+    while total > 0:
+        chunk = b"x" * min(size, total)
+        total -= len(chunk)
+        if sent is not None:
+            sent.append(len(chunk))
+        yield chunk
+
+
+def test_a_chunked_body_over_the_cap_is_a_413_for_a_page_too(settings, client):
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    answer = client.post("/run", content=_chunks(settings.max_body_bytes + 1), headers=form)
+    assert answer.status_code == 413
+    assert f"{settings.max_body_bytes:,} bytes" in answer.text
+    assert _has_security_headers(answer)
+
+
+def test_a_chunked_body_within_the_cap_is_read_whole(client):
+    body = b'{"code": "print(1)"}'
+    answer = client.post(
+        "/api/traces",
+        content=iter([body[:5], body[5:]]),
+        headers={"content-type": "application/json"},
+    )
+    assert answer.status_code == 200
+
+
+# ***** a real server, as `gradtrace serve` runs it *****
+
+HEADER_TIMEOUT = 3.0
+MAX_CONNECTIONS = 6
+SERVER = """
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from app.config import Settings
+from app.http_server import server_config
+from app.main import create_app
+
+port, db, header_timeout, max_connections = sys.argv[1:]
+settings = Settings(
+    db_path=Path(db),
+    header_timeout_seconds=float(header_timeout),
+    max_connections=int(max_connections),
+    keep_alive_timeout_seconds=1,
+)
+config = server_config(create_app(settings), settings, host="127.0.0.1", port=int(port))
+uvicorn.Server(config).run()
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = _free_port()
+    db = tmp_path_factory.mktemp("db") / "traces.db"
+    arguments = [str(port), str(db), str(HEADER_TIMEOUT), str(MAX_CONNECTIONS)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, *arguments],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"the server did not start: {process.stderr.read().decode()}")
+        time.sleep(0.1)
+    process.url, process.port = url, port
+    yield process
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def _rss_bytes(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(line.split()[1]) * 1024
+
+
+def _connect(server) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=HEADER_TIMEOUT + 10)
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends before it closes; the socket's timeout bounds each wait."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def _still_open(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    finally:
+        sock.setblocking(True)
+
+
+def test_a_100_mib_chunked_body_is_refused_without_the_server_growing(server):
+    def post(total, sent=None):
+        return httpx.post(
+            f"{server.url}/api/traces",
+            content=_chunks(total, sent=sent),
+            headers={"content-type": "application/json"},
+            timeout=30,
+        )
+
+    assert post(MIB).status_code == 413  # warms every code path on the way
+    before = _rss_bytes(server.pid)
+    sent: list[int] = []
+    answer = post(100 * MIB, sent)
+    grown = _rss_bytes(server.pid) - before
+    assert answer.status_code == 413
+    assert "larger than the limit" in answer.json()["detail"]
+    assert sum(sent) < 50 * MIB, "the server kept reading the body after refusing it"
+    assert grown < 4 * MIB, f"the server grew by {grown / MIB:.1f} MiB"
+
+
+def test_a_declared_100_mib_is_refused_before_any_of_the_body_is_sent(server):
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 104857600\r\n\r\n"
+        )
+        answer = _read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert b"larger than the limit" in answer
+
+
+def test_a_client_that_stalls_in_its_headers_is_disconnected(server):
+    with _connect(server) as stalled:
+        stalled.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+        # meanwhile the server answers others
+        assert httpx.get(f"{server.url}/", timeout=10).status_code == 200
+        started = time.monotonic()
+        assert _read_until_closed(stalled) == b""
+        assert time.monotonic() - started < HEADER_TIMEOUT + 5
+
+
+def test_a_connection_that_sends_nothing_is_disconnected(server):
+    with _connect(server) as silent:
+        started = time.monotonic()
+        assert _read_until_closed(silent) == b""
+        assert time.monotonic() - started < HEADER_TIMEOUT + 5
+
+
+def test_a_kept_alive_connection_that_stalls_in_its_next_request_is_disconnected(server):
+    with _connect(server) as sock:
+        sock.sendall(b"GET /api/traces/none HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(65536)
+        assert head.startswith(b"HTTP/1.1 404 ")
+        # the data cancels uvicorn's keep-alive timeout; the header timeout still holds
+        sock.sendall(b"GET / HTTP/1.1\r\n")
+        started = time.monotonic()
+        _read_until_closed(sock)  # the rest of the 404, then the close
+        assert time.monotonic() - started < HEADER_TIMEOUT + 5
+
+
+def test_a_slow_body_after_complete_headers_is_not_cut_off(server):
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 11\r\n\r\n"
+        )
+        sock.sendall(b'{"code"')
+        time.sleep(HEADER_TIMEOUT + 1)
+        sock.sendall(b": 1}")
+        assert _read_until_closed(sock).startswith(b"HTTP/1.1 422 ")
+
+
+def test_connections_past_the_cap_are_answered_503_and_closed(server):
+    time.sleep(0.5)  # lets the server see the earlier tests' connections close
+    held = [_connect(server) for _ in range(MAX_CONNECTIONS)]
+    try:
+        extra = [_connect(server) for _ in range(3)]
+        for sock in extra:
+            with sock:
+                answer = _read_until_closed(sock)
+            assert answer.startswith(b"HTTP/1.1 503 ")
+            assert b"x-content-type-options: nosniff" in answer.lower()
+        assert all(_still_open(sock) for sock in held)
+        # a place freed is a place taken
+        held.pop().close()
+        time.sleep(0.5)
+        assert httpx.get(f"{server.url}/", timeout=10).status_code == 200
+        # and the idle ones are reaped by the header timeout
+        for sock in held:
+            assert _read_until_closed(sock) == b""
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_gradtrace_serve_runs_uvicorn_with_these_options(monkeypatch, tmp_path):
+    configs = []
+
+    class Server:
+        def __init__(self, config):
+            configs.append(config)
+
+        def run(self):
+            pass
+
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    monkeypatch.setenv("GRADTRACE_DB", str(tmp_path / "t.db"))
+    assert cli.main(["serve", "--port", "8123"]) == 0
+    [config] = configs
+    assert issubclass(config.http, GuardedH11Protocol)
+    assert config.http.header_timeout_seconds == Settings.header_timeout_seconds
+    assert config.proxy_headers is False
+    assert (config.host, config.port, config.timeout_keep_alive) == ("127.0.0.1", 8123, 5)
