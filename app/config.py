@@ -1,14 +1,21 @@
-"""The app's settings, read once from the environment."""
+"""The app's settings, read once from the environment.
+
+Every field but `db_path` is read from GRADTRACE_ + its name in capitals (`session_quota_traces`
+from GRADTRACE_SESSION_QUOTA_TRACES); `db_path` from GRADTRACE_DB. Bad values stop the server
+at start with the variable's name. docs/storage.md says what the store's limits mean.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+ENV_PREFIX = "GRADTRACE_"
+MIB = 1024 * 1024
 
 
 class Names(tuple):
@@ -33,6 +40,18 @@ class Networks(tuple):
 class Settings:
     db_path: Path
     max_source_bytes: int = 20_000
+    # ***** sessions: an anonymous id in a signed cookie *****
+    session_secret: str = ""  # empty: a random key kept in session.key beside the database
+    # ***** new traces each session and each address may store, per window *****
+    quota_window_seconds: float = 3600.0
+    session_quota_traces: int = 300
+    session_quota_mib: int = 64
+    address_quota_traces: int = 3000
+    address_quota_mib: int = 512
+    # ***** the store *****
+    max_stored_trace_mib: int = 4  # compressed; a larger trace is kept cut short
+    max_store_mib: int = 2048  # compressed, all traces; past it the least recently seen go
+    unviewed_days: float = 7.0  # an anonymous trace nobody opened is evicted after this
     # ***** HTTP hygiene *****
     # Host headers answered (Starlette's TrustedHostMiddleware): any other name that points
     # here, as a DNS-rebinding page's does, is refused. IPv6 literals keep their brackets.
@@ -54,5 +73,20 @@ class Settings:
         return 12 * self.max_source_bytes
 
     @classmethod
-    def from_environment(cls) -> Settings:
-        return cls(db_path=Path(os.environ.get("GRADTRACE_DB", ROOT / "data" / "gradtrace.db")))
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        environ = os.environ if environ is None else environ
+        default_db = ROOT / "data" / "gradtrace.db"
+        values: dict = {"db_path": Path(environ.get("GRADTRACE_DB", default_db))}
+        for f in fields(cls):
+            variable = ENV_PREFIX + f.name.upper()
+            text = environ.get(variable)
+            if f.name != "db_path" and text is not None:
+                values[f.name] = _parse(variable, text, type(getattr(cls, f.name)))
+        return cls(**values)
+
+
+def _parse(variable: str, text: str, kind: type):
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{variable}={text!r} is not a valid {kind.__name__}") from None

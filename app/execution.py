@@ -2,7 +2,7 @@
 know how a snippet was run.
 
 One sandbox per process, started on first use (or by the web app at startup). Runs are queued
-fairly by client; the web app names the client (its IP) in `client_key` for each request.
+fairly by client: the web app names each run's `Requester` (its session and address).
 `run_snippet_in_process` skips the sandbox: for tests and benchmarks that ask for it, never for
 code from users.
 """
@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import atexit
 import threading
-from contextvars import ContextVar
 
-from app.sandbox import SandboxClient, SandboxSettings, probe
+from app.sandbox import Requester, SandboxClient, SandboxSettings, probe
 from engine.tracer import trace_snippet
 
-# Whose run this is, for fairness between clients; set per request by the web app.
-client_key: ContextVar[str] = ContextVar("gradtrace_client", default="local")
+LOCAL = Requester("local", "local")  # the command line: one user, one client
 
 _lock = threading.Lock()
 _report_lock = threading.Lock()
@@ -53,12 +51,12 @@ def run_snippet(code: str) -> dict:
 
     Raises app.sandbox.SandboxBusy when too many runs are waiting.
     """
-    return sandbox().run_blocking(code, client=client_key.get())
+    return sandbox().run_blocking(code, client=LOCAL)
 
 
-async def run_snippet_async(code: str) -> dict:
-    """run_snippet for async routes: waits without holding a thread."""
-    return await sandbox().run(code, client=client_key.get())
+async def run_snippet_async(code: str, requester: Requester) -> dict:
+    """run_snippet for async routes, on behalf of `requester`: waits without holding a thread."""
+    return await sandbox().run(code, client=requester)
 
 
 def run_snippet_in_process(code: str) -> dict:

@@ -1,4 +1,8 @@
-"""The web app: FastAPI routes over the engine's traces, rendered with Jinja2 and htmx."""
+"""The web app: FastAPI routes over the engine's traces, rendered with Jinja2 and htmx.
+
+`create_app()` builds it; importing this module opens nothing. uvicorn runs it as a factory:
+`uvicorn --factory app.main:create_app` (what `gradtrace serve` does).
+"""
 
 from __future__ import annotations
 
@@ -16,14 +20,15 @@ from fastapi.templating import Jinja2Templates
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import engine
-from app import execution
+from app import execution, sessions
 from app.body_limit import BodyLimit
-from app.client_address import client_address
-from app.config import ROOT, Settings
+from app.client_address import client_address, client_scheme
+from app.config import MIB, ROOT, Settings
 from app.routes import api, pages
-from app.sandbox import SandboxBusy
+from app.sandbox import Requester, SandboxBusy
 from app.security import CrossSiteGuard, SecurityHeaders, internal_error
-from app.store import Store
+from app.service import OverQuota, Traces
+from app.store import Store, StoreLimits
 
 log = logging.getLogger("gradtrace")
 
@@ -44,12 +49,16 @@ def create_app(
     async def lifespan(app: FastAPI):
         report = await asyncio.to_thread(execution.layer_report)
         if not report["strong"]:
-            weak = [name for name, layer in report["layers"].items()
-                    if layer["state"] not in ("active", "not-needed")]
+            weak = [
+                name
+                for name, layer in report["layers"].items()
+                if layer["state"] not in ("active", "not-needed")
+            ]
             if require_strong_sandbox:
                 raise WeakSandbox(f"sandbox layers missing: {', '.join(weak)}")
-            log.warning("the sandbox is WEAK here (%s): keep this server to yourself",
-                        ", ".join(weak))
+            log.warning(
+                "the sandbox is WEAK here (%s): keep this server to yourself", ", ".join(weak)
+            )
         yield
 
     # /docs and /redoc would load Swagger UI from a CDN, which offline pages and the CSP rule
@@ -58,7 +67,15 @@ def create_app(
         title="gradtrace", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
-    app.state.store = Store(settings.db_path)
+    secret = sessions.secret_for(settings.session_secret, settings.db_path)
+    app.state.sessions = sessions.Sessions(secret)
+    store_limits = StoreLimits(
+        max_trace_bytes=settings.max_stored_trace_mib * MIB,
+        max_total_bytes=settings.max_store_mib * MIB,
+        unviewed_seconds=settings.unviewed_days * 24 * 3600,
+    )
+    app.state.store = Store(settings.db_path, store_limits, owner_key=secret.encode())
+    app.state.traces = Traces(app.state.store, settings)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
     # added innermost first: each add_middleware wraps what is there
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
@@ -69,13 +86,23 @@ def create_app(
 
     @app.middleware("http")
     async def name_the_client(request: Request, call_next):
-        # runs are queued fairly per client address (app/sandbox/admission.py)
+        # runs are queued fairly per session, and capped per address (app/sandbox/admission.py)
         peer = request.client.host if request.client else None
         forwarded_for = request.headers.getlist("x-forwarded-for")
-        execution.client_key.set(client_address(peer, forwarded_for, settings.trusted_proxies))
-        return await call_next(request)
+        address = client_address(peer, forwarded_for, settings.trusted_proxies)
+        proto = request.headers.get("x-forwarded-proto")
+        scheme = client_scheme(peer, proto, request.url.scheme, settings.trusted_proxies)
+        known = app.state.sessions.session_of(request.cookies.get(sessions.COOKIE))
+        session = f"session:{known}" if known else f"address:{address}"
+        request.state.requester = Requester(session, address)
+        response = await call_next(request)
+        if known is None:
+            _, cookie = app.state.sessions.mint()
+            app.state.sessions.set_cookie(response, cookie, secure=scheme == "https")
+        return response
 
-    # outside the rest: every answer, the refusals included, carries the security headers
+    # outside the rest: no session is minted for a foreign Host, and every answer, the
+    # refusals included, carries the security headers
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
     app.add_middleware(SecurityHeaders)
     # a 500 is answered outside every middleware (Starlette's ServerErrorMiddleware)
@@ -86,6 +113,14 @@ def create_app(
         return JSONResponse(
             {"detail": error.message},
             status_code=error.status_code,
+            headers={"Retry-After": str(error.retry_after)},
+        )
+
+    @app.exception_handler(OverQuota)
+    async def over_quota(request: Request, error: OverQuota) -> JSONResponse:
+        return JSONResponse(
+            {"detail": error.message},
+            status_code=429,
             headers={"Retry-After": str(error.retry_after)},
         )
 
@@ -115,6 +150,3 @@ def create_app(
         )
 
     return app
-
-
-app = create_app()

@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/server.py [--requests 200] [--seconds 10]
 
-Starts `uvicorn app.main:app` on a free loopback port with a fresh database, and measures in
-that one run (machines here are shared and noisy, so compare figures from the same run only,
-and read the ratios against /healthz rather than the milliseconds):
+Starts `uvicorn --factory app.main:create_app` on a free loopback port with a fresh database,
+and measures in that one run (machines here are shared and noisy, so compare figures from the
+same run only, and read the ratios against /healthz rather than the milliseconds):
 
 - `GET /healthz`, the floor: HTTP, routing, middleware, no sandbox;
 - `POST /api/traces` with new code each time (sandbox, trace, store: the API stores by content
@@ -102,8 +102,17 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-             "--port", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "app.main:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
             cwd=ROOT,
             env=dict(os.environ, GRADTRACE_DB=str(db)),
             stdin=subprocess.DEVNULL,
@@ -266,8 +275,9 @@ def run_rows(bench: Bench, requests: int) -> list[Row]:
             bench.measure("POST /api/traces, same code (stored)", cached, clients),
             bench.measure(f"full round trip: {trip_name}", trip, clients),
         ]
-    shared = bench.measure("POST /api/traces, new code, one address", fresh, CONCURRENT,
-                           shared_address=True)
+    shared = bench.measure(
+        "POST /api/traces, new code, one address", fresh, CONCURRENT, shared_address=True
+    )
     shared.note = "per-client limits apply: 429s expected"
     rows.append(shared)
     rows += page_rows(bench, requests)
@@ -281,16 +291,22 @@ def report(rows: list[Row]) -> None:
         floor = floors.get(r.clients, floors[1])
         errors = ", ".join(f"{k}×{v}" for k, v in sorted(r.errors.items())) or "-"
         ratio = r.median_ms / floor
-        print(f"{r.name:<58} {r.clients:>7} {len(r.times):>5} {r.median_ms:>7.1f}ms "
-              f"{r.p99_ms:>7.1f}ms {ratio:>8.1f}×  {errors}{'  ' + r.note if r.note else ''}")
+        print(
+            f"{r.name:<58} {r.clients:>7} {len(r.times):>5} {r.median_ms:>7.1f}ms "
+            f"{r.p99_ms:>7.1f}ms {ratio:>8.1f}×  {errors}{'  ' + r.note if r.note else ''}"
+        )
     trip = next(r for r in rows if r.name.startswith("full round trip") and r.clients == 1)
     busy = [r for r in rows if r.clients == CONCURRENT and "one address" not in r.name]
     failed = sum(sum(r.errors.values()) for r in busy)
     met = trip.median_ms < ROUND_TRIP_TARGET_MS
-    print(f"\ntarget: full round trip median < {ROUND_TRIP_TARGET_MS:.0f} ms on a warm server: "
-          f"{trip.median_ms:.1f} ms, {'met' if met else 'MISSED'}")
-    print(f"target: no errors under {CONCURRENT} concurrent clients: "
-          f"{failed} errors, {'met' if failed == 0 else 'MISSED'}")
+    print(
+        f"\ntarget: full round trip median < {ROUND_TRIP_TARGET_MS:.0f} ms on a warm server: "
+        f"{trip.median_ms:.1f} ms, {'met' if met else 'MISSED'}"
+    )
+    print(
+        f"target: no errors under {CONCURRENT} concurrent clients: "
+        f"{failed} errors, {'met' if failed == 0 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -6,9 +6,6 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
-from app.execution import run_snippet_async
-from app.store import trace_id
-
 router = APIRouter(prefix="/api", tags=["traces"])
 
 
@@ -39,7 +36,10 @@ class TraceCreated(BaseModel):
     responses={
         400: {"description": "The body could not be read as JSON"},
         413: {"description": "The code is longer than the limit"},
-        429: {"description": "This client has too many runs waiting (see Retry-After)"},
+        429: {
+            "description": "This client has too many runs waiting, or has stored too many new "
+            "traces lately (see Retry-After)"
+        },
         503: {"description": "The server has too many runs waiting (see Retry-After)"},
     },
 )
@@ -54,30 +54,13 @@ async def create_trace(body: TraceRequest, request: Request) -> dict:
         raise HTTPException(
             413, f"code is {size:,} bytes; the limit is {settings.max_source_bytes:,}"
         )
-    ident, trace = await stored_or_run(request, body.code)
+    ident, trace = await request.app.state.traces.find_or_run(body.code, request.state.requester)
     return {"id": ident, "url": f"/t/{ident}", "trace": trace}
 
 
 @router.get("/traces/{ident}", responses={404: {"description": "No trace has this id"}})
 def get_trace(ident: str, request: Request) -> Response:
-    text = request.app.state.store.get_json(ident)
+    text = request.app.state.traces.fetch_json(ident)
     if text is None:
         raise HTTPException(404, f"no trace has the id {ident!r}")
     return Response(text, media_type="application/json")
-
-
-# Endings that say more about the server's load than about the code: not kept, so the same
-# code is tried again next time.
-TRANSIENT = {"wall_limit", "crashed"}
-
-
-async def stored_or_run(request: Request, code: str) -> tuple[str, dict]:
-    """The same code is never run twice: its trace is looked up by content hash first."""
-    store = request.app.state.store
-    ident = trace_id(code)
-    trace = store.get(ident)
-    if trace is None:
-        trace = await run_snippet_async(code)
-        if trace["outcome"]["status"] not in TRANSIENT:
-            store.put(code, trace)
-    return ident, trace

@@ -6,6 +6,7 @@ the store) and answers the player; `/t/{id}` shows a stored trace, `#step=N` ope
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated
 
@@ -16,8 +17,8 @@ from app.examples import BY_SLUG, DEFAULT, EXAMPLES
 from app.render import render
 from app.render.inspector import facts
 from app.render.playback import still
-from app.routes.api import stored_or_run
 from app.sandbox import SandboxBusy
+from app.service import OverQuota
 
 router = APIRouter()
 
@@ -47,8 +48,8 @@ async def run(
         problem = f"The snippet is longer than {limit:,} bytes."
         return _page(request, page, {"code": code, "problem": problem}, 413)
     try:
-        ident, trace = await stored_or_run(request, code)
-    except SandboxBusy as busy:
+        ident, trace = await request.app.state.traces.find_or_run(code, request.state.requester)
+    except (SandboxBusy, OverQuota) as busy:
         return _page(request, page, {"code": code, "problem": busy.message}, busy.status_code,
                      headers={"Retry-After": str(busy.retry_after)})
     headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
@@ -63,9 +64,10 @@ def show(
     hx_request: Annotated[str | None, Header()] = None,
 ):
     """A stored trace; `?expand=g1,g2` draws those stacks of a big graph member by member."""
-    trace = request.app.state.store.get(ident)
-    if trace is None:
+    text = request.app.state.traces.fetch_json(ident)
+    if text is None:
         return _page(request, "missing.html", {"ident": ident}, 404)
+    trace = json.loads(text)
     page = "_result.html" if hx_request else "index.html"
     stacks = _STACK_ID.findall(expand)
     return _page(request, page, _player(trace["code"], ident, trace, stacks))

@@ -41,10 +41,10 @@ def test_a_stored_trace_is_fetched_by_id(client):
 def test_the_same_code_gets_the_same_id_without_running_again(client, monkeypatch):
     first = client.post("/api/traces", json={"code": SEED}).json()
 
-    async def must_not_run(code):
+    async def must_not_run(code, requester):
         raise AssertionError("stored code was run again")
 
-    monkeypatch.setattr("app.routes.api.run_snippet_async", must_not_run)
+    monkeypatch.setattr("app.execution.run_snippet_async", must_not_run)
     second = client.post("/api/traces", json={"code": SEED}).json()
     assert second["id"] == first["id"]
     assert second["trace"] == first["trace"]
@@ -79,11 +79,11 @@ def test_an_unknown_id_is_404_with_a_json_reason(client):
 def test_an_ending_caused_by_load_is_not_kept(client, monkeypatch):
     runs = []
 
-    async def overloaded(code):
+    async def overloaded(code, requester):
         runs.append(code)
         return {"outcome": {"status": "wall_limit", "message": "too slow"}}
 
-    monkeypatch.setattr("app.routes.api.run_snippet_async", overloaded)
+    monkeypatch.setattr("app.execution.run_snippet_async", overloaded)
     first = client.post("/api/traces", json={"code": "x = 1"}).json()
     client.post("/api/traces", json={"code": "x = 1"})
     assert len(runs) == 2

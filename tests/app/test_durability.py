@@ -80,15 +80,24 @@ def _alive(processes: dict[int, int]) -> list[int]:
 
 
 class Server:
-    """`uvicorn app.main:app` in a process group of its own, on a given database."""
+    """`uvicorn --factory app.main:create_app` in its own process group, on a given database."""
 
     def __init__(self, db: Path, log: Path) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-             "--port", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "app.main:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
             cwd=ROOT,
             env=dict(os.environ, GRADTRACE_DB=str(db)),
             stdin=subprocess.DEVNULL,

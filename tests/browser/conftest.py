@@ -42,9 +42,20 @@ def server_url(tmp_path_factory):
     port = _free_port()
     env = dict(os.environ, GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"))
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-         "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "app.main:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -66,8 +77,10 @@ def server_url(tmp_path_factory):
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"browser tests need Chromium at {CHROMIUM}: run `make test` as root, "
-                    "or `apt-get install chromium`")
+        pytest.fail(
+            f"browser tests need Chromium at {CHROMIUM}: run `make test` as root, "
+            "or `apt-get install chromium`"
+        )
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
@@ -91,8 +104,9 @@ def _watched_page(browser, request, **options):
     context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
     page = context.new_page()
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error"
-            else None)
+    page.on(
+        "console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None
+    )
     page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
     page.problems = problems
     yield page

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app import execution
 from app.config import Settings
 from app.main import create_app
-from app.routes import api
 from app.sandbox import SandboxBusy
 
 
@@ -27,10 +27,10 @@ def _busy(status_code: int):
 
 @pytest.mark.parametrize("status_code", [429, 503])
 def test_the_page_says_busy_and_when_to_retry(client, monkeypatch, status_code):
-    async def refuse(code):
+    async def refuse(code, requester):
         _busy(status_code)()
 
-    monkeypatch.setattr(api, "run_snippet_async", refuse)  # pages run through the API's store
+    monkeypatch.setattr(execution, "run_snippet_async", refuse)  # pages and API alike
     page = client.post("/run", data={"code": "print(1)"}, headers={"HX-Request": "true"})
     assert page.status_code == status_code
     assert page.headers["retry-after"] == "7"
@@ -38,10 +38,10 @@ def test_the_page_says_busy_and_when_to_retry(client, monkeypatch, status_code):
 
 
 def test_the_api_says_busy_and_when_to_retry(client, monkeypatch):
-    async def refuse(code):
+    async def refuse(code, requester):
         _busy(503)()
 
-    monkeypatch.setattr(api, "run_snippet_async", refuse)
+    monkeypatch.setattr(execution, "run_snippet_async", refuse)
     answer = client.post("/api/traces", json={"code": "print('not stored yet')"})
     assert answer.status_code == 503
     assert answer.headers["retry-after"] == "7"

@@ -1,0 +1,85 @@
+"""Between HTTP and everything else: run or find a trace, fetch one, draw its page.
+
+The pages and the API both come through here, so they can never disagree about what is stored,
+what counts against a quota, or how a trace is drawn. Nothing here knows about requests or
+responses; routes turn what it answers (and its exceptions) into HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from app import execution
+from app.config import MIB, Settings
+from app.sandbox import Requester, statuses
+from app.store import Owner, Store, trace_id
+
+# Endings that say more about the server's load than about the code: not kept, so the same
+# code is tried again next time.
+TRANSIENT = {statuses.WALL_LIMIT, statuses.CRASHED}
+
+
+class OverQuota(Exception):
+    """This session or address has stored as many new traces as a window allows."""
+
+    status_code = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Quota:
+    traces: int
+    bytes: int
+
+
+class Traces:
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.window = settings.quota_window_seconds
+        self.per_session = Quota(settings.session_quota_traces, settings.session_quota_mib * MIB)
+        self.per_address = Quota(settings.address_quota_traces, settings.address_quota_mib * MIB)
+
+    async def find_or_run(self, code: str, requester: Requester) -> tuple[str, dict]:
+        """The trace of `code`: the stored one if there is one (the same code is never run
+        twice), else a new run, stored unless its ending was the server's fault.
+
+        Raises OverQuota before running when the requester has stored too much lately, and
+        SandboxBusy when the sandbox has no room."""
+        ident = trace_id(code)
+        stored = await asyncio.to_thread(self.store.get, ident)
+        if stored is not None:
+            return ident, stored
+        owner = self.store.owner(requester.session, requester.address)
+        await asyncio.to_thread(self._check_quota, owner)
+        trace = await execution.run_snippet_async(code, requester)
+        if trace["outcome"]["status"] in TRANSIENT:
+            return ident, trace
+        return await asyncio.to_thread(self.store.put, code, trace, owner=owner)
+
+    def _check_quota(self, owner: Owner) -> None:
+        session, address = self.store.usage(owner, time.time() - self.window)
+        for used, quota, whose in (
+            (session, self.per_session, "this browser"),
+            (address, self.per_address, "your address"),
+        ):
+            if used.traces >= quota.traces or used.bytes >= quota.bytes:
+                minutes = round(self.window / 60)
+                raise OverQuota(
+                    f"{whose.capitalize()} has stored {used.traces:,} new traces in the last "
+                    f"{minutes} minutes, as many as may be stored; try again later (stored "
+                    "snippets still open at once).",
+                    retry_after=max(60, int(self.window / 4)),
+                )
+
+    def fetch_json(self, ident: str) -> str | None:
+        """A stored trace as JSON text, counted as seen (so it is not evicted as unseen)."""
+        text = self.store.get_json(ident)
+        if text is not None:
+            self.store.viewed(ident)
+        return text

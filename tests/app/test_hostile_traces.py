@@ -1,0 +1,129 @@
+"""Traces a child hands back are hostile input: forged ones, through the real sandbox and HTTP.
+
+A snippet needs no escape to forge its trace: it reaches `os` through `warnings.sys`, writes
+whatever it likes on its channel to the server (fd 3) and exits. None of that may stall the
+server, kill it, or leave a link that answers 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from engine.tracer import trace_snippet
+
+FORGE = """import warnings
+json = warnings.sys.modules["json"]
+os = warnings.sys.modules["os"]
+trace = json.loads({template!r})
+{mutation}
+os.write(3, json.dumps(trace).encode())
+os._exit(0)
+"""
+
+
+def _forging(mutation: str) -> str:
+    template = json.dumps(trace_snippet("import torch\na = torch.ones(2, requires_grad=True)\n"))
+    return FORGE.format(template=template, mutation=mutation)
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    settings = Settings(db_path=tmp_path_factory.mktemp("db") / "traces.db", session_secret="s")
+    with TestClient(create_app(settings), base_url="http://localhost") as test_client:
+        yield test_client
+
+
+def _run(client, code: str) -> dict:
+    answer = client.post("/api/traces", json={"code": code})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_the_forgery_itself_works(client):
+    """The control: an unremarkable forged trace is taken as the child's own."""
+    body = _run(client, _forging('trace["stdout"] = "forged\\n"'))
+    assert body["trace"]["stdout"] == "forged\n"
+    assert client.get(body["url"]).status_code == 200
+
+
+def test_an_id_full_of_graphviz_escapes_is_refused_and_its_link_is_harmless(client):
+    mutation = (
+        'bad = "\\\\N" * 8000\n'
+        'trace["tensors"] = {bad: trace["tensors"]["t1"]}\n'
+        'trace["events"][0]["tensor"] = bad'
+    )
+    body = _run(client, _forging(mutation))
+    assert body["trace"]["outcome"]["status"] == "crashed"
+    assert "malformed" in body["trace"]["outcome"]["message"]
+    assert body["trace"]["tensors"] == {}
+    assert client.get(body["url"]).status_code == 404  # a crash is not kept: no link to keep
+
+
+def test_a_label_full_of_graphviz_escapes_is_drawn_as_text(client):
+    mutation = 'trace["tensors"]["t1"]["label"] = "\\\\N\\\\G\\\\L<b>{|}" * 10'
+    body = _run(client, _forging(mutation))
+    page = client.get(body["url"])
+    assert page.status_code == 200
+    assert len(page.content) < 2_000_000
+
+
+def test_a_lone_surrogate_in_the_output_is_shown_escaped(client):
+    body = _run(client, 'print("\\ud800 after")\n')
+    assert body["trace"]["outcome"]["status"] == "ok"
+    assert "after" in body["trace"]["stdout"]
+    page = client.get(body["url"])
+    assert page.status_code == 200
+    assert "\\ud800 after" in page.text
+
+
+def test_a_trace_past_the_event_cap_is_refused(client):
+    mutation = (
+        'trace["events"] += [{"seq": n, "kind": "print", "text": "x"}\n'
+        '                    for n in range(len(trace["events"]), 60_000)]'
+    )
+    body = _run(client, _forging(mutation))
+    assert body["trace"]["outcome"]["status"] == "crashed"
+    assert "malformed" in body["trace"]["outcome"]["message"]
+
+
+LOOP = "import torch\nfor i in range(19999):\n    torch.ones(1)\n"
+
+
+def test_a_long_loops_page_is_drawn_once_and_healthz_answers_meanwhile(tmp_path):
+    """Three GETs of the 19,999-op loop's page at once, against a real server's event loop:
+    /healthz keeps answering promptly while they draw (in workers, not the server)."""
+    settings = Settings(db_path=tmp_path / "traces.db", session_secret="s")
+    app = create_app(settings)
+
+    async def scenario() -> tuple[list[int], list[float], float]:
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            httpx.AsyncClient(transport=transport, base_url="http://localhost") as http,
+            app.router.lifespan_context(app),
+        ):
+            created = await http.post("/api/traces", json={"code": LOOP}, timeout=60)
+            url = created.json()["url"]
+            started = time.monotonic()
+            pages = [asyncio.create_task(http.get(url, timeout=120)) for _ in range(3)]
+            health: list[float] = []
+            while not all(page.done() for page in pages):
+                asked = time.monotonic()
+                answer = await http.get("/healthz", timeout=30)
+                assert answer.status_code == 200
+                health.append(time.monotonic() - asked)
+                await asyncio.sleep(0.05)
+            statuses = [(await page).status_code for page in pages]
+            return statuses, health, time.monotonic() - started
+
+    statuses, health, elapsed = asyncio.run(scenario())
+    assert statuses == [200, 200, 200]
+    assert max(health) < 1.0, health  # generous: a stalled loop takes the whole render
+    assert elapsed < 60  # generous: the render budget ends anything slower
