@@ -52,6 +52,11 @@ class Settings:
     max_stored_trace_mib: int = 4  # compressed; a larger trace is kept cut short
     max_store_mib: int = 2048  # compressed, all traces; past it the least recently seen go
     unviewed_days: float = 7.0  # an anonymous trace nobody opened is evicted after this
+    # ***** drawing pages, in worker processes under a budget (app/render_pool.py) *****
+    render_workers: int = 2
+    render_budget_seconds: float = 10.0  # a page that takes longer is shown in words
+    render_memory_mib: int = 1024  # each worker's address space
+    page_cache_mib: int = 64  # drawn pages kept in memory
     # ***** HTTP hygiene *****
     # Host headers answered (Starlette's TrustedHostMiddleware): any other name that points
     # here, as a DNS-rebinding page's does, is refused. IPv6 literals keep their brackets.

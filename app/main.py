@@ -24,6 +24,8 @@ from app import execution, sessions
 from app.body_limit import BodyLimit
 from app.client_address import client_address, client_scheme
 from app.config import MIB, ROOT, Settings
+from app.page_cache import PageCache
+from app.render_pool import RenderBusy, RenderPool, RenderSettings
 from app.routes import api, pages
 from app.sandbox import Requester, SandboxBusy
 from app.security import CrossSiteGuard, SecurityHeaders, internal_error
@@ -59,7 +61,9 @@ def create_app(
             log.warning(
                 "the sandbox is WEAK here (%s): keep this server to yourself", ", ".join(weak)
             )
+        await app.state.render_pool.start()
         yield
+        await app.state.render_pool.close()
 
     # /docs and /redoc would load Swagger UI from a CDN, which offline pages and the CSP rule
     # out; the API's description is served at /openapi.json
@@ -75,7 +79,15 @@ def create_app(
         unviewed_seconds=settings.unviewed_days * 24 * 3600,
     )
     app.state.store = Store(settings.db_path, store_limits, owner_key=secret.encode())
-    app.state.traces = Traces(app.state.store, settings)
+    app.state.render_pool = RenderPool(
+        RenderSettings(
+            workers=settings.render_workers,
+            budget_seconds=settings.render_budget_seconds,
+            memory_mib=settings.render_memory_mib,
+        )
+    )
+    cache = PageCache(settings.page_cache_mib * MIB)
+    app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
     # added innermost first: each add_middleware wraps what is there
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
@@ -109,7 +121,8 @@ def create_app(
     app.add_exception_handler(Exception, internal_error)
 
     @app.exception_handler(SandboxBusy)
-    async def busy(request: Request, error: SandboxBusy) -> JSONResponse:
+    @app.exception_handler(RenderBusy)
+    async def busy(request: Request, error: SandboxBusy | RenderBusy) -> JSONResponse:
         return JSONResponse(
             {"detail": error.message},
             status_code=error.status_code,

@@ -8,13 +8,24 @@ responses; routes turn what it answers (and its exceptions) into HTTP.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app import execution
 from app.config import MIB, Settings
+from app.page_cache import PageCache
+from app.render_pool import RenderPool, TooLargeToDraw
 from app.sandbox import Requester, statuses
-from app.store import Owner, Store, trace_id
+from app.store import ID_LENGTH, Owner, Store, trace_id
+
+log = logging.getLogger("gradtrace")
+
+# what a trace id can be (store.trace_id): anything else is unknown without asking the store
+_TRACE_ID = re.compile(rf"[a-z2-7]{{{ID_LENGTH}}}")
 
 # Endings that say more about the server's load than about the code: not kept, so the same
 # code is tried again next time.
@@ -39,8 +50,12 @@ class Quota:
 
 
 class Traces:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(
+        self, store: Store, settings: Settings, pool: RenderPool, cache: PageCache
+    ) -> None:
         self.store = store
+        self.pool = pool
+        self.cache = cache
         self.window = settings.quota_window_seconds
         self.per_session = Quota(settings.session_quota_traces, settings.session_quota_mib * MIB)
         self.per_address = Quota(settings.address_quota_traces, settings.address_quota_mib * MIB)
@@ -79,7 +94,37 @@ class Traces:
 
     def fetch_json(self, ident: str) -> str | None:
         """A stored trace as JSON text, counted as seen (so it is not evicted as unseen)."""
+        if not _TRACE_ID.fullmatch(ident):
+            return None
         text = self.store.get_json(ident)
         if text is not None:
             self.store.viewed(ident)
         return text
+
+    async def fetch(self, ident: str) -> dict | None:
+        """A stored trace, read and parsed off the event loop (it may be megabytes)."""
+        text = await asyncio.to_thread(self.fetch_json, ident)
+        return None if text is None else await asyncio.to_thread(json.loads, text)
+
+    async def page(self, ident: str, trace: dict, expand: Iterable[str] = ()) -> dict:
+        """What the player shows for a trace: drawn in a render worker under a budget, once per
+        (id, expanded stacks). A trace that cannot be drawn within the budget gets its steps
+        in words instead (`undrawn`). Raises RenderBusy when every worker is taken."""
+        expand = tuple(sorted(set(expand)))
+        try:
+            return await self.cache.get(
+                (ident, expand), lambda: self.pool.page(trace, ident, expand)
+            )
+        except TooLargeToDraw as failure:
+            log.warning("trace %s was not drawn: %s", ident, failure.reason)
+            reason = failure.reason
+        try:
+            steps = await self.cache.get((ident, "words"), lambda: self.pool.narration(trace))
+        except TooLargeToDraw:
+            steps = []
+        return {
+            "code": trace["code"],
+            "ident": ident,
+            "lines": trace["code"].splitlines(),
+            "undrawn": {"reason": f"This trace could not be drawn: {reason}.", "steps": steps},
+        }
