@@ -127,3 +127,17 @@ def test_a_long_loops_page_is_drawn_once_and_healthz_answers_meanwhile(tmp_path)
     assert statuses == [200, 200, 200]
     assert max(health) < 1.0, health  # generous: a stalled loop takes the whole render
     assert elapsed < 60  # generous: the render budget ends anything slower
+
+
+def test_a_trace_that_cannot_be_drawn_in_budget_gets_its_steps_in_words(tmp_path):
+    settings = Settings(
+        db_path=tmp_path / "traces.db", session_secret="s", render_budget_seconds=0.001
+    )
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        body = _run(client, "import torch\nx = torch.ones(2, requires_grad=True)\nprint('hi')\n")
+        page = client.get(body["url"])
+        assert page.status_code == 200
+        assert "Too large to draw" in page.text
+        assert "could not be drawn: drawing took longer than its budget" in page.text
+        assert "hi" in page.text  # the printed output is still there
+        assert 'class="gradtrace-graph' not in page.text
