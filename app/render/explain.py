@@ -92,6 +92,8 @@ _BY_TYPE = {
 STATUSES = {
     "cpu_limit": "The snippet used up the CPU time a run may take. A loop that runs much longer "
     "than intended is the usual cause.",
+    "event_limit": "The snippet did more than a trace can record. A loop that runs much longer "
+    "than intended is the usual cause.",
     "wall_limit": "The snippet took longer than a run may take, in real time.",
     "memory_limit": "The snippet needed more memory than a run may use. A very large tensor is "
     "the usual cause.",
@@ -116,5 +118,5 @@ def explain_error(kind: str, message: str) -> str:
 
 
 def explain_status(status: str) -> str:
-    """One line on a sandbox limit (cpu_limit, wall_limit, …)."""
+    """One line on a limit that stopped the run (cpu_limit, event_limit, wall_limit, …)."""
     return STATUSES.get(status, f"The run ended with status {status}.")

@@ -48,7 +48,7 @@ def test_run_ends_an_uncaught_error_like_python(snippet):
     assert done.stdout == "5.0 3.0\n"
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: Trying to backward through the graph a second time")
-    assert 'line 9' in done.stderr
+    assert "line 9" in done.stderr
 
 
 def test_trace_prints_the_trace_as_json(snippet):
@@ -65,3 +65,14 @@ def test_an_unreadable_file_is_a_clear_error(tmp_path):
     done = gradtrace("run", str(tmp_path / "missing.py"))
     assert done.returncode == 2
     assert "cannot read" in done.stderr
+
+
+def test_run_stopped_at_the_event_cap_fails_and_names_the_limit(snippet):
+    code = "import torch\nx = torch.ones(2)\ny = x\nwhile True:\n    y = y * 1.0000001\n"
+    done = gradtrace("run", snippet(code))
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "event_limit: The snippet recorded more than 20,000 events (a long loop?), so it was "
+        "stopped at line 5; the trace keeps everything up to there."
+    )

@@ -537,7 +537,7 @@ def test_truncation_keeps_the_prefix() -> None:
     assert not full["limits"]["truncated"]
     assert cut["limits"] == {"truncated": True, "max_events": 50}
     assert cut["events"] == full["events"][:50]
-    assert cut["outcome"] == {"status": "ok"}
+    assert cut["outcome"] == {"status": "ok"}  # without an event_limit message, as it stands
     for tid, record in cut["tensors"].items():
         assert {**record, "label": None} == {**full["tensors"][tid], "label": None}
     assert cut["stdout"] == ""  # the final print came after the cut
@@ -554,6 +554,48 @@ for i in range(100):
 """
     trace = run(code, max_events=5)
     assert trace["limits"]["truncated"] and len(trace["events"]) == 5
+
+
+def _stopped_at(line) -> str:
+    return f"stopped at line {line}"
+
+
+def test_with_an_event_limit_message_the_cap_ends_the_run_as_event_limit() -> None:
+    full = run(MLP)
+    cut = run(MLP, max_events=50, event_limit=_stopped_at)
+    line = full["events"][50]["span"][0]  # the first event past the cap came from there
+    assert cut["outcome"] == {"status": "event_limit", "message": f"stopped at line {line}"}
+    assert cut["events"] == full["events"][:50]
+    assert cut["limits"] == {"truncated": True, "max_events": 50}
+
+
+def test_catching_the_stop_and_exiting_cleanly_still_ends_at_the_event_limit() -> None:
+    code = """\
+import torch
+for i in range(100):
+    try:
+        torch.zeros(1)
+    except BaseException:
+        pass
+raise SystemExit(0)
+"""
+    trace = run(code, max_events=5, event_limit=_stopped_at)
+    assert len(trace["events"]) == 5
+    assert trace["outcome"] == {"status": "event_limit", "message": "stopped at line 4"}
+
+
+def test_an_endless_loop_stops_at_the_event_cap() -> None:
+    code = "import torch\nx = torch.ones(2)\ny = x\nwhile True:\n    y = y * 1.0000001\n"
+    trace = run(code, event_limit=_stopped_at)
+    assert len(trace["events"]) == 20_000 and trace["limits"]["truncated"]
+    assert trace["outcome"] == {"status": "event_limit", "message": "stopped at line 5"}
+
+
+def test_an_error_whose_own_event_is_past_the_cap_stays_an_error() -> None:
+    trace = run("import torch\ntorch.ones(1)\n1 / 0\n", max_events=1, event_limit=_stopped_at)
+    assert trace["outcome"]["status"] == "error"
+    assert trace["outcome"]["type"] == "ZeroDivisionError"
+    assert trace["limits"]["truncated"] and len(trace["events"]) == 1
 
 
 def test_same_code_gives_the_same_bytes() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -160,3 +161,38 @@ def test_the_seccomp_program_is_well_formed(arch):
     numbers = seccomp.NUMBERS[arch]
     assert all(name in numbers for name in ("socket", "execve", "kill", "clone", "ptrace"))
     assert set(seccomp.ALLOWED).isdisjoint(seccomp.KILLED)
+
+
+def test_replacing_a_dead_zygote_never_blocks_the_event_loop():
+    """A zygote takes about a second to start; the run waiting for it must not hold the loop."""
+    client = SandboxClient(SandboxSettings())
+    client.start()
+    try:
+        first = client.zygote_pid()
+        os.kill(first, signal.SIGKILL)
+        gaps = asyncio.run(_run_beside_a_ticker(client, "print(6 * 7)\n"))
+        assert gaps["trace"]["stdout"] == "42\n"
+        assert client.zygote_pid() not in (None, first)
+        assert gaps["ticks"] > 10  # the ticker ran all along (a second or so of 20 ms ticks)
+        assert gaps["longest"] < 0.3, gaps
+    finally:
+        client.close()
+
+
+async def _run_beside_a_ticker(client: SandboxClient, code: str) -> dict:
+    longest, ticks, running = 0.0, 0, True
+
+    async def ticker() -> None:
+        nonlocal longest, ticks
+        last = time.monotonic()
+        while running:
+            await asyncio.sleep(0.02)
+            now = time.monotonic()
+            longest, ticks, last = max(longest, now - last - 0.02), ticks + 1, now
+
+    ticking = asyncio.create_task(ticker())
+    await asyncio.sleep(0.05)
+    trace = await client.run(code)
+    running = False
+    await ticking
+    return {"trace": trace, "longest": longest, "ticks": ticks}
