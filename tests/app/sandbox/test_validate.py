@@ -182,13 +182,17 @@ def test_validation_is_linear_in_the_trace():
         return _payload(_same_line_trace(n))
 
     def seconds(payload: bytes) -> float:
-        start = time.perf_counter()
-        validate.parse(payload, big)
-        return time.perf_counter() - start
+        # CPU time, the best of three: other processes on a busy machine do not count
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            validate.parse(payload, big)
+            times.append(time.process_time() - start)
+        return min(times)
 
     small, large = forged(10_000), forged(40_000)
     seconds(small)  # warm up
-    assert seconds(large) < 8 * min(seconds(small) for _ in range(3))
+    assert seconds(large) < 8 * seconds(small)
 
 
 def _same_line_trace(n: int) -> dict:
