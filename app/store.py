@@ -150,16 +150,15 @@ class Store:
 
     def _fit(self, trace: dict) -> tuple[bytes, dict]:
         """The compressed trace, cut to whole events if it is larger than a trace may be."""
-        blobs: dict[int, bytes] = {}
+        last: list = [None, b""]  # the last trace measured, and its compressed bytes
 
         def size(candidate: dict) -> int:
-            blobs[id(candidate)] = blob = _compress(candidate)
-            return len(blob)
+            last[:] = candidate, _compress(candidate)
+            return len(last[1])
 
         limit = self.limits.max_trace_bytes
         fitted = trace_cut.fit(trace, size, limit, lambda kept: _cut_outcome(limit, kept))
-        blob = blobs.get(id(fitted)) or _compress(fitted)
-        return blob, fitted
+        return (last[1] if last[0] is fitted else _compress(fitted)), fitted
 
     # ***** reading *****
 

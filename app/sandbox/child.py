@@ -22,6 +22,7 @@ import signal
 import sys
 from typing import NoReturn
 
+from app import trace_cut
 from app.sandbox import frontdoor, hardening, probe, protocol, seccomp, statuses
 from app.sandbox.settings import SandboxSettings
 from engine.snippet import SNIPPET_FILENAME, Importer
@@ -125,26 +126,20 @@ def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
 
 def encode(trace: dict, settings: SandboxSettings) -> bytes:
     """The trace as JSON, cut to whole events if it is larger than max_trace_bytes."""
-    data = _dumps(trace)
-    events = trace["events"]
-    while len(data) > settings.max_trace_bytes and events:
-        keep = int(len(events) * settings.max_trace_bytes / len(data) * 0.9)
-        events = events[:keep]
-        trace = {
-            **trace,
-            "events": events,
-            "tensors": {k: v for k, v in trace["tensors"].items() if v["created"] < keep},
-            "nodes": {k: v for k, v in trace["nodes"].items() if v["created"] < keep},
-            "limits": {**trace["limits"], "truncated": True},
-            "outcome": {
-                "status": statuses.OUTPUT_LIMIT,
-                "message": statuses.trace_too_large(settings, keep),
-            },
+    last: list = [None, b""]  # the last trace measured, and its bytes
+
+    def size(candidate: dict) -> int:
+        last[:] = candidate, _dumps(candidate)
+        return len(last[1])
+
+    def outcome(kept: int) -> dict:
+        return {
+            "status": statuses.OUTPUT_LIMIT,
+            "message": statuses.trace_too_large(settings, kept),
         }
-        data = _dumps(trace)
-    if len(data) > settings.max_trace_bytes:  # stdout and code alone: keep only the outcome
-        data = _dumps(empty_trace(trace["code"], trace["outcome"], settings))
-    return data
+
+    fitted = trace_cut.fit(trace, size, settings.max_trace_bytes, outcome)
+    return last[1] if last[0] is fitted else _dumps(fitted)
 
 
 def _dumps(trace: dict) -> bytes:
