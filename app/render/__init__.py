@@ -4,7 +4,7 @@
 the same output, byte for byte. Its shape is documented in docs/render.md. In short:
 
     {"version": 1,
-     "views": {"tensors": {"svg", "width", "height", "nodes", "frames", "notice"},
+     "views": {"tensors": {"svg", "width", "height", "nodes", "ids", "frames", "notice"},
                "autograd": {...}},
      "steps": [{"index", "seq", "kind", "phase", "generation", "span", "text", ["error"],
                 "tensors": {reveal, hide, focus, values, grads, marks},
@@ -64,6 +64,7 @@ def _render(trace: dict, wanted: frozenset[str]) -> dict:
             "width": drawing.width,
             "height": drawing.height,
             "nodes": len(result.graph.elements),
+            "ids": drawing.ids,
             "frames": playback.frames(final, name, drawing.boxes, (drawing.width, drawing.height)),
             "notice": result.notice or _empty_notice(name, result.graph),
         }

@@ -9,7 +9,11 @@ text each will ever hold; then the SVG is rewritten:
   as steps play) or `grad` (a gradient, empty until backward reaches it). Edges that carry a
   gradient get an empty `grad` text at their middle;
 - every text is written by ElementTree, so labels taken from user code (`<script>`, quotes,
-  backslashes, any Unicode) stay text; Graphviz sees them only to measure them;
+  backslashes, any Unicode) stay text; Graphviz sees them only to measure them, through
+  `_measure`, which leaves nothing it would interpret;
+- Graphviz names nodes and edges by our ids only, checked against SAFE_ID here whatever the
+  trace's validation said: a node name is text Graphviz expands (`\\N` in a label is the node's
+  name), so a hostile name could make one label megabytes long;
 - the XML prolog, DOCTYPE, comments and Graphviz's <title> tooltips (node names) are dropped,
   and each node gets a <title> that says what it is;
 - data-kind, data-gen and (for stacks) data-group attributes, and CSS classes (`node tensor
@@ -86,12 +90,22 @@ _EDGE_STYLE: dict[str, dict[str, str]] = {
 }
 
 
+# Our own ids (t3, t2-v1, n1-s0, o5, g2, e-t1-o2, e-t4-root-n4-2): lower-case words and
+# numbers joined by hyphens, nothing Graphviz reads as an escape, a port or markup.
+SAFE_ID = re.compile(r"[a-z][a-z0-9]{0,15}(?:-[a-z0-9]{1,16}){0,7}")
+
+
+class UnsafeId(ValueError):
+    """An id that is not one of ours reached Graphviz's door."""
+
+
 @dataclass
 class Drawing:
     svg: str
     width: float  # in points, as Graphviz sizes it
     height: float
     boxes: dict[str, tuple[float, float, float, float]]  # node id → x0, y0, x1, y1 (viewBox)
+    ids: list[str]  # the nodes and edges drawn, as their <g id> in the SVG, in its order
 
 
 def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
@@ -114,6 +128,7 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
         fontname=FONT, fontsize=str(FONT_SIZE), penwidth="1.2", margin="0.08,0.03", height="0.3"
     )
     agraph.edge_attr.update(arrowsize="0.6", penwidth="1.1")
+    _check_ids(graph)
     for element in graph.elements.values():
         lines = _slots(element, texts.get(element.id, {}))
         attrs = {**_node_style(element), "label": "\n".join(_measure(t) for _, t in lines)}
@@ -139,6 +154,19 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
     agraph.layout(prog="dot")
     raw = agraph.draw(format="svg")
     return _rewrite(raw, graph, texts, routed)
+
+
+def _check_ids(graph: Graph) -> None:
+    """Every name Graphviz will see is one of our tokens, and every edge joins drawn nodes (an
+    edge to an unknown name would make Graphviz invent a node under that name)."""
+    for element in graph.elements:
+        if not SAFE_ID.fullmatch(element):
+            raise UnsafeId(f"node id {element[:40]!r}")
+    for edge in graph.edges.values():
+        if not SAFE_ID.fullmatch(edge.id):
+            raise UnsafeId(f"edge id {edge.id[:40]!r}")
+        if edge.tail not in graph.elements or edge.head not in graph.elements:
+            raise UnsafeId(f"edge {edge.id} joins an element that is not drawn")
 
 
 HUB_KEEP = 3  # a hub's first few edges, which Graphviz lays out…
@@ -174,10 +202,16 @@ def _longest(a: str, b: str) -> str:
 
 
 def _measure(text: str) -> str:
-    """A stand-in Graphviz can measure but never interprets: no escapes, no HTML labels."""
-    text = text.replace("\\", "/").replace("<", "‹").replace(">", "›").replace("\n", " ")
+    """A stand-in of the same width that Graphviz can measure but never interprets. Its escapes
+    (\\N \\G \\E \\H \\T \\L \\n \\l \\r) all start with a backslash, and an HTML-like label
+    with `<`, so neither is left; control characters (a NUL would end the C string) become
+    spaces. Record fields (`{ | }`) mean something only in record shapes, which we never use."""
+    text = text.replace("\\", "/").replace("<", "‹").replace(">", "›").translate(_CONTROLS)
     text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot go to C
     return text.strip() or " "
+
+
+_CONTROLS = {code: " " for code in (*range(0x20), 0x7F)}
 
 
 def _node_style(element: Element) -> dict[str, str]:
@@ -215,6 +249,7 @@ def _rewrite(
     root.set("role", "img")
     root.set("aria-label", f"The {view} graph")
     boxes: dict[str, tuple[float, float, float, float]] = {}
+    drawn: list[str] = []
     local: dict[str, tuple[float, float, float, float]] = {}  # in the graph's own coordinates
     shift = (0.0, 0.0)
     drawing = root
@@ -228,6 +263,7 @@ def _rewrite(
             shift = _translation(group.get("transform", ""))
             drawing = group
         elif "node" in classes and gid in graph.elements:
+            drawn.append(gid)
             _node(group, graph.elements[gid], texts.get(gid, {}), ns)
             box = _extent(group, ns)
             if box is not None:
@@ -235,6 +271,7 @@ def _rewrite(
                 local[gid] = box
                 boxes[gid] = (x0 + shift[0], y0 + shift[1], x1 + shift[0], y1 + shift[1])
         elif "edge" in classes and gid in graph.edges:
+            drawn.append(gid)
             _edge(group, graph.edges[gid], bool(texts.get(gid, {}).get("grad")), ns)
         elif gid:
             del group.attrib["id"]  # clusters and the like: Graphviz numbers them per SVG
@@ -246,6 +283,7 @@ def _rewrite(
         if edge.tail in local and edge.head in local:
             group = _curve(edge, local[edge.tail], local[edge.head], lanes[edge.tail], ns)
             drawing.insert(n, group)
+            drawn.insert(n, edge_id)
             _edge(group, edge, bool(texts.get(edge_id, {}).get("grad")), ns)
     if lanes:  # lanes beside the picture: widen it to hold them (and their gradients' text)
         left = max(0.0, -(min(lanes.values()) + shift[0]) + 12)
@@ -257,7 +295,7 @@ def _rewrite(
             root.set("width", f"{width:.0f}pt")
             root.set("viewBox", f"0.00 0.00 {width:.2f} {height:.2f}")
             boxes = {k: (b[0] + left, b[1], b[2] + left, b[3]) for k, b in boxes.items()}
-    return Drawing(ET.tostring(root, encoding="unicode"), width, height, boxes)
+    return Drawing(ET.tostring(root, encoding="unicode"), width, height, boxes, drawn)
 
 
 def _translation(transform: str) -> tuple[float, float]:

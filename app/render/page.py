@@ -1,0 +1,37 @@
+"""Everything the player page shows for one trace, as plain JSON-able data.
+
+The server draws a page in a render worker (app/render_pool.py), outside its own address
+space and under a time and memory budget, so this is a pure function of the trace: it returns
+what the player template reads (the drawn views, the steps, the final stills, the inspector's
+facts and the source lines) and nothing that only lives in the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from app.render import render
+from app.render.inspector import facts
+from app.render.playback import still
+
+
+def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
+    """The player's context for the trace stored as `ident`, with the stacks in `expand` drawn
+    member by member. The trace itself is not repeated in it: the caller has it."""
+    rendered = render(trace, expand=expand)
+    last = max(len(rendered["steps"]) - 1, 0)
+    views = rendered["views"]
+    drawn = [element for view in views.values() for element in view["ids"]]
+    code = trace["code"]
+    return {
+        "code": code,
+        "ident": ident,
+        "rendered": rendered,
+        "finals": {name: still(rendered, name, last, standalone=False) for name in views},
+        "player_data": {
+            "steps": rendered["steps"],
+            "views": {name: {"nodes": view["nodes"]} for name, view in views.items()},
+            "inspect": facts(trace, drawn),
+        },
+        "lines": code.splitlines(),
+    }

@@ -1,0 +1,314 @@
+"""Drawing pages outside the server's address space, each under a budget.
+
+A stored trace is the work of a snippet the server does not trust, and drawing it runs Graphviz,
+C code that cannot be interrupted. Done in the server, one hostile link could take seconds of
+its CPU, hold the GIL, fill its memory, or (Graphviz calls exit(1) when malloc fails) end it.
+So pages are drawn by a small pool of long-lived worker processes (app/render_worker.py):
+
+- fresh interpreters (`python -m app.render_worker`), not forks of the threaded server, started
+  with a minimal environment (none of the server's secrets), each with RLIMIT_AS and a CPU
+  backstop it sets itself;
+- a wall-clock budget per task: past it the parent kills that worker and starts another;
+- length-prefixed JSON both ways over pipes, never pickle; a reply larger than
+  `max_reply_bytes` kills the worker too;
+- as many renders at once as workers, a bounded queue behind them, and RenderBusy past it
+  (the route answers 503 with Retry-After);
+- all waiting is asyncio on the pipes: no thread of the server's shared pool is held.
+
+Any failure of a task (budget, memory, a dead worker, a reply too large, the renderer raising)
+is TooLargeToDraw, with a reason to log; the pool goes on with a fresh worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.render_worker import HEADER, TEST_TASKS_ENV
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class TooLargeToDraw(Exception):
+    """This trace could not be drawn within the budget; `reason` says what ran out."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RenderBusy(Exception):
+    """Every worker is busy and the queue is full: try again in `retry_after` seconds."""
+
+    status_code = 503
+    message = "The server is busy drawing traces; try again shortly."
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"all render workers are busy; retry in {retry_after} s")
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    workers: int = 2  # renders at once
+    queue: int = 16  # renders waiting for a worker; past this, RenderBusy
+    budget_seconds: float = 10.0  # wall clock per task, from sending it to its reply
+    memory_mib: int = 1024  # each worker's address space
+    cpu_seconds: float = 20.0  # each task's CPU backstop in the worker (the budget acts first)
+    max_reply_bytes: int = 64 * 1024 * 1024
+    max_request_bytes: int = 256 * 1024 * 1024
+    retry_after: int = 2  # seconds, for RenderBusy
+    test_tasks: bool = False  # let the tests send tasks that sleep or allocate
+
+
+class RenderPool:
+    """`await pool.page(trace, ident, expand)`, `await pool.narration(trace)`; `await
+    pool.start()` at app start (or let the first task start the workers) and `await
+    pool.close()` at shutdown. Bound to the event loop it is first used in."""
+
+    def __init__(self, settings: RenderSettings | None = None) -> None:
+        self.settings = settings or RenderSettings()
+        self._idle: asyncio.Queue[_Worker | None] | None = None
+        self._admitted = 0  # tasks running or waiting
+        self._closed = False
+        self._live: set[_Worker] = set()  # every worker started and not yet stopped
+        self._reaping: set[asyncio.Task] = set()
+
+    # ***** the API *****
+
+    async def page(self, trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
+        """The player's context (app.render.page.player_context) for a stored trace."""
+        request = {"kind": "page", "trace": trace, "ident": ident, "expand": list(expand)}
+        return await self.run(request)
+
+    async def narration(self, trace: dict) -> list[str]:
+        """Only the steps' texts (no Graphviz): the fallback when a page is too large."""
+        return await self.run({"kind": "narration", "trace": trace})
+
+    async def start(self) -> None:
+        """Start every worker now rather than at the first tasks."""
+        idle = self._queue()
+        started = []
+        while not idle.empty():
+            worker = idle.get_nowait()
+            started.append(worker if worker is not None else await self._spawn())
+        for worker in started:
+            idle.put_nowait(worker)
+
+    async def close(self) -> None:
+        """Stop the workers; tasks still running end with TooLargeToDraw."""
+        self._closed = True
+        for worker in list(self._live):
+            self._discard(worker)
+        for task in list(self._reaping):
+            with contextlib.suppress(Exception):
+                await task
+
+    # ***** running a task *****
+
+    async def run(self, request: dict):
+        """Send `request` to a free worker and return its result."""
+        if self._closed:
+            raise TooLargeToDraw("the render pool is closed")
+        data = await _framed(request)
+        if len(data) - HEADER.size > self.settings.max_request_bytes:
+            raise TooLargeToDraw("the trace is too large to send to a render worker")
+        limit = self.settings.workers + self.settings.queue
+        if self._admitted >= limit:
+            raise RenderBusy(self.settings.retry_after)
+        self._admitted += 1
+        try:
+            idle = self._queue()
+            worker = await idle.get()
+            try:
+                if worker is None or not worker.alive():
+                    worker = await self._spawn()
+                reply = await self._exchange(worker, data)
+            except BaseException:
+                if worker is not None:
+                    self._discard(worker)
+                idle.put_nowait(None)  # a fresh worker is started when this slot is taken
+                raise
+            if reply.get("fatal"):
+                self._discard(worker)
+                worker = None
+            idle.put_nowait(worker)
+        finally:
+            self._admitted -= 1
+        if not reply.get("ok"):
+            raise TooLargeToDraw(f"the renderer failed: {reply.get('error', 'no reason')}")
+        return reply["result"]
+
+    async def _exchange(self, worker: _Worker, data: bytes) -> dict:
+        settings = self.settings
+        try:
+            return await asyncio.wait_for(
+                worker.call(data, settings.max_reply_bytes), settings.budget_seconds
+            )
+        except TimeoutError:
+            raise TooLargeToDraw(
+                f"drawing took longer than its budget of {settings.budget_seconds:g} s"
+            ) from None
+        except _ReplyTooLarge as error:
+            raise TooLargeToDraw(f"the drawing is larger than {error.limit:,} bytes") from None
+        except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError):
+            code = await worker.exit_code()
+            raise TooLargeToDraw(_death(code, settings.memory_mib)) from None
+
+    def _queue(self) -> asyncio.Queue:
+        if self._idle is None:
+            self._idle = asyncio.Queue()
+            for _ in range(self.settings.workers):
+                self._idle.put_nowait(None)  # started when first needed
+        return self._idle
+
+    async def _spawn(self) -> _Worker:
+        settings = self.settings
+        env = {
+            "PATH": os.defpath,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "LANG": "C.UTF-8",
+            "OPENBLAS_NUM_THREADS": "1",  # a thread pool's reserved memory counts in RLIMIT_AS
+            "OMP_NUM_THREADS": "1",
+        }
+        if settings.test_tasks:
+            env[TEST_TASKS_ENV] = "1"
+        try:
+            process = await self._start_process(env)
+        except OSError as error:
+            raise TooLargeToDraw(f"no render worker could be started ({error})") from None
+        worker = _Worker(process)
+        self._live.add(worker)
+        return worker
+
+    async def _start_process(self, env: dict[str, str]) -> asyncio.subprocess.Process:
+        settings = self.settings
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "app.render_worker",
+            "--memory-mib",
+            str(settings.memory_mib),
+            "--cpu-seconds",
+            str(settings.cpu_seconds),
+            "--max-request-bytes",
+            str(settings.max_request_bytes),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+            cwd=ROOT,
+            close_fds=True,
+            start_new_session=True,  # the server's terminal signals are not the worker's
+        )
+
+    def _discard(self, worker: _Worker) -> None:
+        """Kill a worker whose state is unknown (mid-task, timed out, dead) and reap it."""
+        self._live.discard(worker)
+        task = asyncio.ensure_future(worker.stop())
+        self._reaping.add(task)
+        task.add_done_callback(self._reaping.discard)
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the workers started and not stopped (for tests and /healthz)."""
+        return sorted(worker.process.pid for worker in self._live)
+
+
+# Writing a 20,000-event trace as JSON takes 0.15 s of the event loop's thread (and the GIL, so
+# a thread would not help): it is written a slice at a time, letting the loop in between.
+SLICE = 500  # entries of a list or table per slice
+SLICED_DEPTH = 3  # the request, the trace, its tables: containers below are written whole
+
+
+async def _framed(message: dict) -> bytes:
+    """The message as the worker reads it (see app/render_worker.py), written in slices."""
+    parts: list[str] = []
+    await _write(message, parts, 0)
+    data = "".join(parts).encode("ascii")
+    return HEADER.pack(len(data)) + data
+
+
+async def _write(value, parts: list[str], depth: int) -> None:
+    if depth < SLICED_DEPTH and type(value) is dict:
+        items = list(value.items())
+        parts.append("{")
+        for start in range(0, len(items), SLICE):
+            for n, (key, item) in enumerate(items[start : start + SLICE], start):
+                parts.append(f"{',' if n else ''}{_dumps(key)}:")
+                await _write(item, parts, depth + 1)
+            await asyncio.sleep(0)
+        parts.append("}")
+    elif depth < SLICED_DEPTH and type(value) is list and len(value) > SLICE:
+        parts.append("[")
+        for start in range(0, len(value), SLICE):
+            parts.append(("," if start else "") + _dumps(value[start : start + SLICE])[1:-1])
+            await asyncio.sleep(0)
+        parts.append("]")
+    else:
+        parts.append(_dumps(value))
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
+class _ReplyTooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    async def call(self, data: bytes, max_reply: int) -> dict:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        stdin.write(data)
+        await stdin.drain()
+        (size,) = HEADER.unpack(await stdout.readexactly(HEADER.size))
+        if size > max_reply:
+            raise _ReplyTooLarge(max_reply)
+        return json.loads(await stdout.readexactly(size))
+
+    async def exit_code(self) -> int | None:
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(self.process.wait(), 1.0)
+        return None
+
+    async def stop(self) -> None:
+        """Kill it and reap it. Its pipes are drained to their end first: asyncio counts a
+        process as ended only once its pipes are closed, and a half-read reply keeps its
+        stdout open."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+        self.process.stdin.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.process.stdout.read(), 5.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), 5.0)
+
+
+def _death(code: int | None, memory_mib: int) -> str:
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        if -code == signal.SIGXCPU:
+            return "the render worker used up its CPU backstop"
+        return f"the render worker was killed ({name})"
+    if code == 1:  # Graphviz's answer to a failed allocation, among others
+        return f"the render worker exited (status 1; out of its {memory_mib} MiB?)"
+    return f"the render worker died (status {code})"

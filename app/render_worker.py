@@ -1,0 +1,136 @@
+"""A render worker: draws pages for the server in a process of its own, under hard limits.
+
+Graphviz runs in C and cannot be interrupted; a hostile trace that makes it expand or loop would
+otherwise take the server's memory, CPU and GIL with it (under a memory cap Graphviz calls
+exit(1), and the whole server went). So the server (app/render_pool.py) starts a few of these as
+fresh interpreters (`python -m app.render_worker`), never forked from its threads, with a
+minimal environment; each sets its own limits before it reads anything:
+
+- RLIMIT_AS: its address space (Graphviz's allocations fail here, not in the server);
+- RLIMIT_CPU: a backstop, raised to "used so far + the per-task allowance" before each task, so
+  one task cannot spin forever even if the parent's wall-clock budget failed to kill it.
+
+Protocol, on stdin and stdout: each message is an 8-byte big-endian length and that many bytes
+of JSON. A request is {"kind": "page" | "narration", ...}; the reply is {"ok": true, "result":
+...} or {"ok": false, "error": "..."}. After a MemoryError the reply says "fatal": the worker
+exits, as its heap may be in no state to go on, and the parent starts another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import struct
+import sys
+import time
+from typing import BinaryIO
+
+HEADER = struct.Struct(">Q")
+TEST_TASKS_ENV = "GRADTRACE_RENDER_TEST_TASKS"  # "1": also the kinds the pool's tests use
+
+
+def read_message(stream: BinaryIO, limit: int) -> dict | None:
+    """The next message, or None at the end of the stream."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(header)
+    if size > limit:
+        raise ValueError(f"a message of {size:,} bytes")
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return json.loads(data)
+
+
+def encode(message: dict) -> bytes:
+    """A message as the protocol frames it (ASCII JSON, so any text survives)."""
+    data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("ascii")
+    return HEADER.pack(len(data)) + data
+
+
+def limit_resources(memory_mib: int) -> None:
+    memory = memory_mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def allow_cpu(seconds: float) -> None:
+    """The CPU this process may have used by the end of the next task (SIGXCPU kills it)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(used + seconds) + 1
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def handle(request: dict, test_tasks: bool) -> object:
+    kind = request["kind"]
+    if kind == "page":
+        from app.render.page import player_context
+
+        return player_context(request["trace"], request["ident"], request["expand"])
+    if kind == "narration":
+        from app.render import narrate
+
+        return narrate(request["trace"])
+    if test_tasks and kind == "sleep":  # a task that overruns its wall-clock budget
+        time.sleep(request["seconds"])
+        return None
+    if test_tasks and kind == "allocate":  # a task that overruns its memory
+        return len(bytearray(request["mib"] * 1024 * 1024))
+    if test_tasks and kind == "echo":  # a reply of a chosen size
+        return "x" * request["size"]
+    if test_tasks and kind == "environ":  # what the worker was started with
+        return sorted(os.environ)
+    raise ValueError(f"unknown task {kind!r}")
+
+
+def serve(source: BinaryIO, sink: BinaryIO, cpu_seconds: float, max_request: int) -> None:
+    test_tasks = os.environ.get(TEST_TASKS_ENV) == "1"
+    while True:
+        request = read_message(source, max_request)
+        if request is None:
+            return
+        allow_cpu(cpu_seconds)
+        fatal = False
+        try:
+            reply = {"ok": True, "result": handle(request, test_tasks)}
+        except MemoryError:
+            reply, fatal = {"ok": False, "error": "out of memory", "fatal": True}, True
+        except Exception as error:  # the renderer's failure is this task's, not the worker's
+            reply = {"ok": False, "error": f"{type(error).__name__}: {error}"[:1000]}
+        try:
+            data = encode(reply)
+        except MemoryError:
+            data, fatal = encode({"ok": False, "error": "out of memory", "fatal": True}), True
+        sink.write(data)
+        sink.flush()
+        if fatal:
+            return
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memory-mib", type=int, required=True)
+    parser.add_argument("--cpu-seconds", type=float, required=True)
+    parser.add_argument("--max-request-bytes", type=int, required=True)
+    args = parser.parse_args()
+    limit_resources(args.memory_mib)
+    # The protocol owns the real stdout; anything else printing (a library's warning) goes to
+    # stderr instead of into the middle of a message.
+    sink = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    import pygraphviz  # noqa: F401
+
+    import app.render.page  # noqa: F401  (before the first task: its import is not its cost)
+
+    serve(sys.stdin.buffer, sink, args.cpu_seconds, args.max_request_bytes)
+
+
+if __name__ == "__main__":
+    main()
