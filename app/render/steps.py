@@ -184,27 +184,39 @@ class _Stepper:
         elif kind == "tensor":
             self.tensor(batch)
         elif kind == "grad_mode":
-            for event in batch:
-                self.grad_enabled = event["enabled"]
-            self.step(
-                "grad_mode",
-                "forward",
-                batch,
-                partial(" ".join, [self.narrator.grad_mode(e) for e in batch]),
-            )
+            self.grad_mode(batch)
         else:
             getattr(self, kind)(batch)
 
+    # A batch of quiet events may mix grad-mode switches and the engine's own tensors, so the
+    # next two take from it the events of each kind.
+
+    def grad_mode(self, batch: list[dict]) -> None:
+        switches = [e for e in batch if e["kind"] == "grad_mode"]
+        for event in switches:
+            self.grad_enabled = event["enabled"]
+        step = self.step(
+            "grad_mode",
+            "forward",
+            batch,
+            partial(" ".join, [self.narrator.grad_mode(e) for e in switches]),
+        )
+        step["tensors"].show += [e["tensor"] for e in batch if e["kind"] == "tensor"]
+
     def tensor(self, batch: list[dict]) -> None:
+        made = [e for e in batch if e["kind"] == "tensor"]
+        for event in batch:
+            if event["kind"] == "grad_mode":
+                self.grad_enabled = event["enabled"]
         step = self.step(
             "tensor",
             "forward",
             batch,
-            partial(self.narrator.tensors_made, batch),
+            partial(self.narrator.tensors_made, made),
             batch[0]["op"] or "",
         )
         view = step["tensors"]
-        for event in batch:
+        for event in made:
             tid = event["tensor"]
             view.show += [self.element(src) for src in event["inputs"]]
             view.show += self.scene.detach_edges.get(tid, [])
