@@ -1,5 +1,7 @@
 """How fast is the render layer? Layout and whole-render times for graphs of 50, 200 and 500
-drawn nodes, and for a 1,000-iteration training loop (stacked).
+drawn nodes, and for a 1,000-iteration training loop (stacked); then the long-trace cases
+(steps for a 19,999-op loop and a forged 60,000-event line, a 20,000-event page) and the
+render worker's round trip against drawing in-process.
 
     .venv/bin/python bench/render.py [--repeat 5]
 
@@ -12,6 +14,7 @@ which bounds the player's work per step.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import json
 import statistics
@@ -22,6 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.render import graph, layout, render, stacks, steps  # noqa: E402
+from app.render.page import player_context  # noqa: E402
+from app.render_pool import RenderPool, RenderSettings  # noqa: E402
 from engine.tracer import trace_snippet  # noqa: E402
 
 # Each pass of the loop adds a multiply, an add and a tanh: 6 elements to the tensors view and
@@ -50,6 +55,43 @@ for step in range(1000):
     loss.backward()
     opt.step()
 """
+
+
+# One line run 19,999 times: a single batch of `tensor` events (quadratic to group, once).
+LOOP = """
+import torch
+for i in range(19999):
+    torch.ones(1)
+"""
+
+SEED = """
+import torch
+a = torch.tensor(3.0, requires_grad=True)
+b = torch.tensor(4.0, requires_grad=True)
+d = a*b + a
+d.backward()
+"""
+
+
+def forged_line(n: int) -> dict:
+    """What a hostile child can write: n quiet events (engine tensors) on one line."""
+    tensors = {
+        f"t{i + 1}": {
+            "label": "x", "shape": [], "dtype": "float32", "requires_grad": False,
+            "is_leaf": True, "grad_fn": None, "value": 1.0, "created": i,
+        }
+        for i in range(n)
+    }  # fmt: skip
+    events = [
+        {"seq": i, "kind": "tensor", "tensor": f"t{i + 1}", "op": None, "inputs": [],
+         "span": [2, 0, 2, 9]}
+        for i in range(n)
+    ]  # fmt: skip
+    return {
+        "version": 1, "code": "import torch\nx = f(1)\n", "tensors": tensors, "nodes": {},
+        "events": events, "stdout": "", "stderr": "", "outcome": {"status": "ok"},
+        "limits": {"truncated": False, "max_events": n},
+    }  # fmt: skip
 
 
 def median_time(fn, repeat: int) -> float:
@@ -108,6 +150,50 @@ def row(name: str, code: str, repeat: int) -> None:
     )
 
 
+def long_traces(repeat: int) -> None:
+    """Step building for the traces that were quadratic, and a whole 20,000-event page."""
+    loop = trace_snippet(LOOP, max_events=100_000)
+    forged = forged_line(60_000)
+    for name, trace in (("19,999-op loop", loop), ("forged 60,000-event line", forged)):
+        seconds = median_time(lambda t=trace: steps.build(graph.build(t)), repeat)
+        print(f"{name:<26} {len(trace['events']):>6} events  steps {seconds * 1000:7.1f} ms")
+    page = trace_snippet(TRAINING.replace("range(1000)", "range(1100)"))  # cut at 20,000
+    seconds = median_time(lambda: player_context(page, "bench"), max(1, repeat // 2))
+    name = "20,000-event page"
+    print(f"{name:<26} {len(page['events']):>6} events  page  {seconds * 1000:7.1f} ms")
+
+
+def round_trip(repeat: int) -> None:
+    """A page drawn by a render worker against the same page drawn in-process."""
+    big = trace_snippet(TRAINING.replace("range(1000)", "range(1100)"))  # cut at 20,000 events
+    cases = [("seed page", trace_snippet(SEED)), ("20,000-event page", big)]
+
+    async def timed(pool: RenderPool, trace: dict) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            await pool.page(trace, "bench", ())
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    async def main() -> list[float]:
+        pool = RenderPool(RenderSettings(workers=1))
+        try:
+            await pool.start()
+            await pool.page(cases[0][1], "warm", ())
+            return [await timed(pool, trace) for _, trace in cases]
+        finally:
+            await pool.close()
+
+    pooled = asyncio.run(main())
+    for (name, trace), worker in zip(cases, pooled, strict=True):
+        local = median_time(lambda t=trace: player_context(t, "bench"), repeat)
+        print(
+            f"{name:<26} in-process {local * 1000:7.1f} ms  worker {worker * 1000:7.1f} ms  "
+            f"(+{(worker - local) * 1000:.1f} ms round trip)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -117,6 +203,8 @@ def main() -> None:
         passes = max(1, (target - 4) // 6)  # the tensors view is the bigger one
         row(f"{target}-node graph", RECURRENCE.format(passes=passes), repeat)
     row("1,000-pass loop", TRAINING, max(1, repeat // 2))
+    long_traces(repeat)
+    round_trip(repeat)
 
 
 if __name__ == "__main__":
