@@ -27,8 +27,8 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from app.render_worker import HEADER, TEST_TASKS_ENV
@@ -66,6 +66,21 @@ class RenderSettings:
     max_request_bytes: int = 256 * 1024 * 1024
     retry_after: int = 2  # seconds, for RenderBusy
     test_tasks: bool = False  # let the tests send tasks that sleep or allocate
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> RenderSettings:
+        """Defaults, replaced by GRADTRACE_RENDER_<FIELD> variables (GRADTRACE_RENDER_WORKERS,
+        GRADTRACE_RENDER_BUDGET_SECONDS, …), replaced by `overrides`."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for f in fields(cls):
+            text = environ.get(f"{ENV_PREFIX}{f.name.upper()}")
+            if text is not None and f.name != "test_tasks":
+                values[f.name] = type(getattr(cls(), f.name))(text)
+        return cls(**{**values, **overrides})
+
+
+ENV_PREFIX = "GRADTRACE_RENDER_"
 
 
 class RenderPool:

@@ -88,8 +88,9 @@ class Caps:
 
 
 def parse(data: bytes, settings: SandboxSettings | None = None) -> dict:
-    """The trace in `data`, checked (and its text made safe); Malformed if it is not one."""
-    caps = Caps.of(settings or SandboxSettings())
+    """The trace in `data`, checked (and its text made safe); Malformed if it is not one.
+    The caps come from `settings`, by default the server's (GRADTRACE_SANDBOX_* variables)."""
+    caps = Caps.of(settings or SandboxSettings.from_env())
     if len(data) > caps.trace_bytes:
         raise Malformed(f"larger than {caps.trace_bytes:,} bytes")
     try:
@@ -105,7 +106,7 @@ def _no_constant(name: str):
 
 def check(trace, settings: SandboxSettings | None = None) -> dict:
     """`trace`, checked, its strings made safe in place; Malformed if it is not a trace."""
-    _Checker(trace, Caps.of(settings or SandboxSettings())).run()
+    _Checker(trace, Caps.of(settings or SandboxSettings.from_env())).run()
     return trace
 
 
