@@ -173,9 +173,11 @@ class RenderPool:
             ) from None
         except _ReplyTooLarge as error:
             raise TooLargeToDraw(f"the drawing is larger than {error.limit:,} bytes") from None
-        except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError):
+        except (asyncio.IncompleteReadError, ConnectionError):
             code = await worker.exit_code()
             raise TooLargeToDraw(_death(code, settings.memory_mib)) from None
+        except ValueError:  # not JSON: the worker's output is not to be trusted any more
+            raise TooLargeToDraw("the render worker's reply was unreadable") from None
 
     def _queue(self) -> asyncio.Queue:
         if self._idle is None:
