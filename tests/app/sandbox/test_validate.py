@@ -221,6 +221,7 @@ REPLACEMENTS = [
     None, 0, 1, -1, 2, 7, 10**9, 1.5, -0.0, True, False, "", "t1", "t2", "t99", "n1", "n2",
     "n99", "result", "\\N\\G", "<b>x</b>", "{a|b}", "\ud800", "nan", "inf", "AccumulateGrad",
     "MulBackward0", "optimizer.step", "setitem", "tensor", "op", "free", "error", "ok",
+    "grad_mode", "inplace", "accumulate", "node_backward", "backward_end", "print",
     [], [None], [0], ["t1"], ["n1"], [["n1", 0]], [[None, 0]], [1, 2, 3, 4], [[1.0, 2.0]],
     {}, {"from": None, "grad": 1.0}, {"shape": [2, 3], "min": 0, "max": 1, "mean": 0.5,
     "first": [0, 1]}, {"status": "error", "type": "E", "message": "m"},
