@@ -35,6 +35,18 @@ from app.store import Store, StoreLimits
 log = logging.getLogger("gradtrace")
 
 
+def _printable(value):
+    """Text a page can be encoded with: a lone surrogate (from a trace stored before traces
+    were checked, say) is shown as its escape, never a 500. Validation (app/sandbox/validate.py)
+    already does this to what a child hands back; this is the last line, in the templates."""
+    if type(value) is str and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
 class WeakSandbox(RuntimeError):
     """A public server was asked for, and some sandbox layer does not hold on this machine."""
 
@@ -89,6 +101,7 @@ def create_app(
     cache = PageCache(settings.page_cache_mib * MIB)
     app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
+    app.state.templates.env.finalize = _printable
     # added innermost first: each add_middleware wraps what is there
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)

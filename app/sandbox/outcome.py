@@ -29,7 +29,7 @@ def resolve(code: str, report: dict, payload: bytes, settings: SandboxSettings) 
     trace, malformed = None, None
     if payload:
         try:
-            trace = validate.parse(payload)
+            trace = validate.parse(payload, settings)
         except validate.Malformed as error:
             malformed = str(error)
     if trace is None:

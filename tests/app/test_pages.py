@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.examples import EXAMPLES
 from app.main import create_app
+from engine.tracer import trace_snippet
 
 
 @pytest.fixture
@@ -123,3 +124,14 @@ def test_a_big_loop_is_stacked_and_a_stack_can_be_expanded(client):
     expanded = client.get(link.group(1)).text
     assert f'?expand={link.group(2)}"' not in expanded  # that stack is drawn out now
     assert expanded.count('class="node') > page.count('class="node')
+
+
+def test_a_stored_trace_with_a_lone_surrogate_is_shown_escaped(client):
+    """A trace stored before traces were checked may hold one; its page must still render."""
+    store = client.app.state.store
+    trace = trace_snippet('print("ok")\n')
+    trace["stdout"] = "before \ud800 after\n"
+    ident, _ = store.put("old trace", trace)
+    page = client.get(f"/t/{ident}")
+    assert page.status_code == 200
+    assert "before \\ud800 after" in page.text
