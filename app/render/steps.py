@@ -483,7 +483,8 @@ class _Stepper:
                 "message": message or "",
                 "explanation": explain_status(status),
             }
-        if trace["limits"]["truncated"]:
+        if trace["limits"]["truncated"] and outcome["status"] in ("ok", "error"):
+            # (an event_limit or output_limit ending has said so already, in its own words)
             limit = trace["limits"]["max_events"]
             step = self.step("limit", "error", [], self.narrator.truncated(last, limit))
             step["span"] = last["span"] if last else None

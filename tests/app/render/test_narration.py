@@ -295,6 +295,14 @@ def test_a_truncated_trace_says_where_and_why_it_stopped():
     assert last["span"][0] == 5 and "after 8 events" in last["text"]
 
 
+def test_a_run_stopped_at_the_event_cap_says_so_once():
+    source = GOLDEN_BY_SLUG["truncated"]["source"]
+    trace = trace_snippet(source, max_events=8, event_limit=lambda line: f"stopped at {line}")
+    assert trace["outcome"]["status"] == "event_limit"
+    limits = [step for step in render(trace)["steps"] if step["kind"] == "limit"]
+    assert [step["error"]["type"] for step in limits] == ["event_limit"]
+
+
 @pytest.mark.parametrize("status", sorted(STATUSES))
 def test_every_sandbox_limit_is_explained(status):
     trace = trace_snippet("import torch\nx = torch.ones(2)\n")
