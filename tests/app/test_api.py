@@ -88,3 +88,13 @@ def test_an_ending_caused_by_load_is_not_kept(client, monkeypatch):
     client.post("/api/traces", json={"code": "x = 1"})
     assert len(runs) == 2
     assert client.get(f"/api/traces/{first['id']}").status_code == 404
+
+
+def test_a_run_stopped_at_the_event_cap_is_not_called_a_success(client):
+    code = (
+        "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\n"
+        "while True:\n    y = y * 1.0000001\n"
+    )
+    outcome = client.post("/api/traces", json={"code": code}).json()["trace"]["outcome"]
+    assert outcome["status"] == "event_limit"
+    assert "20,000 events" in outcome["message"] and "line 5" in outcome["message"]
