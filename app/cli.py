@@ -76,8 +76,11 @@ def _serve(host: str, port: int, allow_weak: bool) -> int:
     # behind a reverse proxy (docs/deploying.md) a loopback address serves the world too
     public = not _loopback(host) or bool(settings.trusted_proxies)
     if public and not report["strong"]:
-        weak = [n for n, layer in report["layers"].items()
-                if layer["state"] not in ("active", "not-needed")]
+        weak = [
+            n
+            for n, layer in report["layers"].items()
+            if layer["state"] not in ("active", "not-needed")
+        ]
         if not allow_weak:
             print(
                 f"gradtrace: refusing to serve {host}: sandbox layers missing or failing here: "
@@ -89,7 +92,9 @@ def _serve(host: str, port: int, allow_weak: bool) -> int:
         for _ in range(3):
             logging.getLogger("gradtrace").error(
                 "SERVING %s WITH A WEAK SANDBOX (%s): anyone who can reach it can run code "
-                "with fewer walls around it", host, ", ".join(weak),
+                "with fewer walls around it",
+                host,
+                ", ".join(weak),
             )
     app = create_app(settings, require_strong_sandbox=public and not allow_weak)
     uvicorn.Server(server_config(app, settings, host=host, port=port)).run()
