@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,10 +21,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.live_server import free_port, wait_until_healthy
+
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = 20
 CLIENT_THREADS = 4
-START_TIMEOUT = 60.0  # seconds for a server to answer /healthz (it warms the sandbox first)
 EXIT_TIMEOUT = 15.0  # seconds for the zygote and its children to follow a killed server
 
 SNIPPET = """import torch
@@ -35,12 +35,6 @@ loss = (a * b + a) * {n}
 loss.backward()
 print({n}, a.grad.item(), b.grad.item())
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _stat(pid: int) -> tuple[str, int, int] | None:
@@ -83,7 +77,7 @@ class Server:
     """`uvicorn --factory app.main:create_app` in its own process group, on a given database."""
 
     def __init__(self, db: Path, log: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("ab")
         self.process = subprocess.Popen(
@@ -108,15 +102,11 @@ class Server:
         self.children: dict[int, int] = {}
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/healthz", timeout=5).status_code == 200:
-                    break
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                pytest.fail(f"the server did not start; see {self.log.name}")
-            time.sleep(0.1)
+        try:
+            wait_until_healthy(self.url, self.process)
+        except RuntimeError as error:
+            self.kill()
+            pytest.fail(f"{error}; see {self.log.name}")
         self.children = _descendants(self.process.pid)  # the zygote, warm by now
 
     def kill(self) -> None:

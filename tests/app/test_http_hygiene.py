@@ -25,6 +25,7 @@ from app.config import Names, Networks, Settings
 from app.http_server import GuardedH11Protocol
 from app.main import create_app
 from app.security import SECURITY_HEADERS
+from tests.live_server import free_port, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
@@ -214,15 +215,9 @@ uvicorn.Server(config).run()
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     db = tmp_path_factory.mktemp("db") / "traces.db"
     arguments = [str(port), str(db), str(HEADER_TIMEOUT), str(MAX_CONNECTIONS)]
     process = subprocess.Popen(
@@ -233,17 +228,11 @@ def server(tmp_path_factory):
         stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"the server did not start: {process.stderr.read().decode()}")
-        time.sleep(0.1)
+    try:
+        wait_until_healthy(url, process)
+    except RuntimeError as error:
+        process.kill()
+        raise RuntimeError(f"{error}: {process.stderr.read().decode()}") from None
     process.url, process.port = url, port
     yield process
     process.terminate()

@@ -8,15 +8,14 @@ or console error, and screenshots of key states are kept under test-artifacts/.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import sync_playwright
+
+from tests.live_server import free_port, wait_until_healthy
 
 CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -31,15 +30,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def server_url(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"))
     process = subprocess.Popen(
         [
@@ -58,17 +51,11 @@ def server_url(tmp_path_factory):
         stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"the server did not start: {process.stderr.read().decode()}")
-        time.sleep(0.1)
+    try:
+        wait_until_healthy(url, process)
+    except RuntimeError as error:
+        process.kill()
+        raise RuntimeError(f"{error}: {process.stderr.read().decode()}") from None
     yield url
     process.terminate()
     process.wait(timeout=10)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from app.sandbox import SandboxClient, SandboxSettings, probe, seccomp
+from tests.live_server import free_port, wait_until_healthy
 
 LAYERS = {
     "clean_environment", "process_group", "uid", "no_new_privs", "not_dumpable",
@@ -54,12 +54,6 @@ def test_healthz_reports_each_layer(tmp_path, layers):
     assert sandbox["limits"]["max_output_bytes"] == 64 * 1024
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve(db, *args: str, weak: bool) -> subprocess.Popen:
     env = dict(os.environ, GRADTRACE_DB=str(db / "traces.db"))
     if weak:  # no namespaces: one layer short of strong
@@ -74,18 +68,13 @@ def _serve(db, *args: str, weak: bool) -> subprocess.Popen:
 
 
 def _wait_healthy(process: subprocess.Popen, port: int) -> dict:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read()
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).json()
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise AssertionError("the server did not come up")
+    url = f"http://127.0.0.1:{port}"
+    wait_until_healthy(url, process)
+    return httpx.get(f"{url}/healthz", timeout=5).json()
 
 
 def test_serve_refuses_a_public_address_without_every_layer(tmp_path):
-    process = _serve(tmp_path, "--host", "0.0.0.0", "--port", str(_free_port()), weak=True)
+    process = _serve(tmp_path, "--host", "0.0.0.0", "--port", str(free_port()), weak=True)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 2
     assert "refusing to serve 0.0.0.0" in stderr
@@ -93,7 +82,7 @@ def test_serve_refuses_a_public_address_without_every_layer(tmp_path):
 
 
 def test_serve_allows_a_weak_sandbox_when_told_to_loudly(tmp_path):
-    port = _free_port()
+    port = free_port()
     args = ("--host", "0.0.0.0", "--port", str(port), "--allow-weak-sandbox")
     process = _serve(tmp_path, *args, weak=True)
     try:
@@ -107,7 +96,7 @@ def test_serve_allows_a_weak_sandbox_when_told_to_loudly(tmp_path):
 
 
 def test_serve_on_loopback_starts_with_a_warning_when_weak(tmp_path):
-    port = _free_port()
+    port = free_port()
     process = _serve(tmp_path, "--port", str(port), weak=True)
     try:
         assert _wait_healthy(process, port)["status"] == "ok"

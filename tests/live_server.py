@@ -1,0 +1,38 @@
+"""A real server for the tests that need one: a free loopback port, and waiting for /healthz.
+
+The browser, durability, HTTP-hygiene and `gradtrace serve` tests each start a server in a
+process of its own (uvicorn, `gradtrace serve`, or a script), each its own way; what they share
+is here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+
+import httpx
+
+START_TIMEOUT = 60.0  # seconds: a server warms its sandbox and render workers before it answers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen, timeout: float = START_TIMEOUT) -> None:
+    """Return once `url`/healthz answers 200; raise RuntimeError if the process ends first or
+    `timeout` passes (the caller kills it and says where its log is)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                return
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with status {process.returncode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server did not answer /healthz within {timeout:g} s")
+        time.sleep(0.1)
