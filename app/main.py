@@ -135,18 +135,11 @@ def create_app(
 
     @app.exception_handler(SandboxBusy)
     @app.exception_handler(RenderBusy)
-    async def busy(request: Request, error: SandboxBusy | RenderBusy) -> JSONResponse:
+    @app.exception_handler(OverQuota)
+    async def busy(request: Request, error: SandboxBusy | RenderBusy | OverQuota) -> JSONResponse:
         return JSONResponse(
             {"detail": error.message},
             status_code=error.status_code,
-            headers={"Retry-After": str(error.retry_after)},
-        )
-
-    @app.exception_handler(OverQuota)
-    async def over_quota(request: Request, error: OverQuota) -> JSONResponse:
-        return JSONResponse(
-            {"detail": error.message},
-            status_code=429,
             headers={"Retry-After": str(error.retry_after)},
         )
 
