@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from app.render import narrate, render
 from app.sandbox import SandboxSettings, validate
 from engine.tracer import trace_snippet
+from tests.timing import cpu_seconds
 
 SNIPPETS = [
     """import torch
@@ -182,13 +182,7 @@ def test_validation_is_linear_in_the_trace():
         return _payload(_same_line_trace(n))
 
     def seconds(payload: bytes) -> float:
-        # CPU time, the best of three: other processes on a busy machine do not count
-        times = []
-        for _ in range(3):
-            start = time.process_time()
-            validate.parse(payload, big)
-            times.append(time.process_time() - start)
-        return min(times)
+        return cpu_seconds(lambda: validate.parse(payload, big))
 
     small, large = forged(10_000), forged(40_000)
     seconds(small)  # warm up
