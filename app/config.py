@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from app.render_pool import RenderSettings
+
 ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "GRADTRACE_"
 MIB = 1024 * 1024
@@ -53,9 +55,9 @@ class Settings:
     max_store_mib: int = 2048  # compressed, all traces; past it the least recently seen go
     unviewed_days: float = 7.0  # an anonymous trace nobody opened is evicted after this
     # ***** drawing pages, in worker processes under a budget (app/render_pool.py) *****
-    render_workers: int = 2
-    render_budget_seconds: float = 10.0  # a page that takes longer is shown in words
-    render_memory_mib: int = 1024  # each worker's address space
+    render_workers: int = RenderSettings.workers
+    render_budget_seconds: float = RenderSettings.budget_seconds  # past it: shown in words
+    render_memory_mib: int = RenderSettings.memory_mib  # each worker's address space
     page_cache_mib: int = 64  # drawn pages kept in memory
     # ***** HTTP hygiene *****
     # Host headers answered (Starlette's TrustedHostMiddleware): any other name that points

@@ -252,11 +252,3 @@ def test_the_event_loop_keeps_ticking_while_big_pages_are_drawn():
         gc.unfreeze()
     assert all(page["rendered"]["steps"] for page in pages)
     assert len(gaps) > 5 and max(gaps) < 0.3, max(gaps)
-
-
-def test_settings_come_from_the_environment():
-    settings = RenderSettings.from_env(
-        {"GRADTRACE_RENDER_WORKERS": "3", "GRADTRACE_RENDER_BUDGET_SECONDS": "2.5"}, queue=1
-    )
-    assert (settings.workers, settings.budget_seconds, settings.queue) == (3, 2.5, 1)
-    assert RenderSettings.from_env({"GRADTRACE_RENDER_TEST_TASKS": "1"}).test_tasks is False
