@@ -10,11 +10,18 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import sys
 import time
 
 import httpx
 
 START_TIMEOUT = 60.0  # seconds: a server warms its sandbox and render workers before it answers
+
+
+def uvicorn_command(port: int) -> list[str]:
+    """The app as `uvicorn` serves it on a loopback port (a factory: importing opens nothing)."""
+    return [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
+            "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
 
 
 def free_port() -> int:

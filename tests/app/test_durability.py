@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live_server import free_port, wait_until_healthy
+from tests.live_server import free_port, uvicorn_command, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = 20
@@ -81,17 +80,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("ab")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "--factory",
-                "app.main:create_app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-            ],
+            uvicorn_command(self.port),
             cwd=ROOT,
             env=dict(os.environ, GRADTRACE_DB=str(db)),
             stdin=subprocess.DEVNULL,

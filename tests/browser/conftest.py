@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.live_server import free_port, wait_until_healthy
+from tests.live_server import free_port, uvicorn_command, wait_until_healthy
 
 CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -35,17 +34,7 @@ def server_url(tmp_path_factory):
     port = free_port()
     env = dict(os.environ, GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"))
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "app.main:create_app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
+        uvicorn_command(port),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
