@@ -12,10 +12,29 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import httpx
 
 START_TIMEOUT = 60.0  # seconds: a server warms its sandbox and render workers before it answers
+
+
+@contextlib.contextmanager
+def serving(command: list[str], port: int, **popen) -> Iterator[tuple[subprocess.Popen, str]]:
+    """Run `command` (a server on `port`) until the block ends; yields it and its URL. If it
+    never gets healthy, it is killed and the error carries what it wrote to stderr."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process)
+    except RuntimeError as error:
+        process.kill()
+        raise RuntimeError(f"{error}: {process.stderr.read().decode()}") from None
+    try:
+        yield process, url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def uvicorn_command(port: int) -> list[str]:

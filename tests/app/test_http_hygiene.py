@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from app.config import Names, Networks, Settings
 from app.http_server import GuardedH11Protocol
 from app.main import create_app
 from app.security import SECURITY_HEADERS
-from tests.live_server import free_port, wait_until_healthy
+from tests.live_server import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
@@ -220,23 +219,11 @@ def server(tmp_path_factory):
     port = free_port()
     db = tmp_path_factory.mktemp("db") / "traces.db"
     arguments = [str(port), str(db), str(HEADER_TIMEOUT), str(MAX_CONNECTIONS)]
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, *arguments],
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process)
-    except RuntimeError as error:
-        process.kill()
-        raise RuntimeError(f"{error}: {process.stderr.read().decode()}") from None
-    process.url, process.port = url, port
-    yield process
-    process.terminate()
-    process.wait(timeout=10)
+    command = [sys.executable, "-c", SERVER, *arguments]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with serving(command, port, cwd=ROOT, env=env) as (process, url):
+        process.url, process.port = url, port
+        yield process
 
 
 def _rss_bytes(pid: int) -> int:

@@ -8,13 +8,12 @@ or console error, and screenshots of key states are kept under test-artifacts/.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.live_server import free_port, uvicorn_command, wait_until_healthy
+from tests.live_server import free_port, serving, uvicorn_command
 
 CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -33,21 +32,8 @@ CHROMIUM_ARGS = [
 def server_url(tmp_path_factory):
     port = free_port()
     env = dict(os.environ, GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"))
-    process = subprocess.Popen(
-        uvicorn_command(port),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process)
-    except RuntimeError as error:
-        process.kill()
-        raise RuntimeError(f"{error}: {process.stderr.read().decode()}") from None
-    yield url
-    process.terminate()
-    process.wait(timeout=10)
+    with serving(uvicorn_command(port), port, env=env) as (_, url):
+        yield url
 
 
 @pytest.fixture(scope="session")
