@@ -20,6 +20,8 @@ from app.service import OverQuota
 router = APIRouter()
 
 _STACK_ID = re.compile(r"\bg\d{1,6}\b")
+# stacks one link may expand: each set of them is a page drawn (and cached) of its own
+MAX_EXPANDED = 16
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -65,8 +67,9 @@ async def show(
     if trace is None:
         return _page(request, "missing.html", {"ident": ident}, 404)
     page = "_result.html" if hx_request else "index.html"
+    stacks = _STACK_ID.findall(expand)[:MAX_EXPANDED]
     try:
-        context = await request.app.state.traces.page(ident, trace, _STACK_ID.findall(expand))
+        context = await request.app.state.traces.page(ident, trace, stacks)
     except RenderBusy as busy:
         return _busy(request, page, trace["code"], busy)
     return _page(request, page, {**context, "trace": trace})

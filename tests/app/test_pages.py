@@ -135,3 +135,18 @@ def test_a_stored_trace_with_a_lone_surrogate_is_shown_escaped(client):
     page = client.get(f"/t/{ident}")
     assert page.status_code == 200
     assert "before \\ud800 after" in page.text
+
+
+def test_one_link_expands_at_most_a_few_stacks(client, monkeypatch):
+    """Each set of expanded stacks is a page drawn of its own: a link cannot ask for thousands."""
+    asked = []
+
+    async def page(ident, trace, expand=()):
+        asked.append(list(expand))
+        return {"code": trace["code"], "ident": ident, "lines": [], "undrawn": {"reason": "-"}}
+
+    ident = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
+    monkeypatch.setattr(client.app.state.traces, "page", page)
+    many = ",".join(f"g{n}" for n in range(1, 1000))
+    assert client.get(f"/t/{ident}?expand={many}").status_code == 200
+    assert asked == [[f"g{n}" for n in range(1, 17)]]
