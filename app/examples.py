@@ -149,6 +149,42 @@ print(loss.item())
 print(model.weight.grad)
 """,
     ),
+    Example(
+        "retain-grad",
+        "Only leaves keep .grad, unless you retain_grad()",
+        """import torch
+
+a = torch.tensor(3.0, requires_grad=True)
+b = torch.tensor(4.0, requires_grad=True)
+c = a * b
+c.retain_grad()
+d = c + a
+d.backward()
+print(a.grad, b.grad)
+print(c.grad)
+print(d.grad)
+""",
+    ),
+    Example(
+        "mlp-training",
+        "Twenty training steps of a small MLP",
+        """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.tensor([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+y = torch.tensor([[1.0], [1.0], [0.0], [0.0]])
+
+for step in range(20):
+    optimizer.zero_grad()
+    loss = nn.MSELoss()(model(x), y)
+    loss.backward()
+    optimizer.step()
+print(loss.item())
+""",
+    ),
 ]
 
 BY_SLUG = {example.slug: example for example in EXAMPLES}

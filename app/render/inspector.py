@@ -15,8 +15,12 @@ _TENSOR = re.compile(r"^(t\d+)(?:-v\d+|-root)?$")
 _NODE = re.compile(r"^(n\d+)$")
 
 
-def facts(trace: dict, element_ids: list[str]) -> dict[str, list[list[str]]]:
-    """[term, detail] pairs for each element id that stands for a tensor or a node."""
+def facts(trace: dict, element_ids: list[str], steps: list[dict]) -> dict[str, list[list]]:
+    """[term, detail] rows for each element id that stands for a tensor or a node.
+
+    A detail is a string, or, for a fact that changes as the run goes on (`.grad`), a list of
+    `[step, text]` pairs sorted by step, the first at step 0: the text shown from that step on.
+    """
     lines = trace["code"].splitlines()
     made_at = {e["seq"]: e.get("span") for e in trace["events"]}
     labels = {tid: t.get("label", tid) for tid, t in trace["tensors"].items()}  # once, not per node

@@ -31,7 +31,7 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
         "player_data": {
             "steps": rendered["steps"],
             "views": {name: {"nodes": view["nodes"]} for name, view in views.items()},
-            "inspect": facts(trace, drawn),
+            "inspect": facts(trace, drawn, rendered["steps"]),
         },
         "lines": code.splitlines(),
     }
