@@ -1,0 +1,180 @@
+"""The oracle: no drawn label states a `.grad` the snippet would not print at that step.
+
+Every golden snippet (tests/engine/golden/snippets.json) and every example is run with the real
+engine under a Tracer that, right after each event is recorded, notes every traced tensor's
+actual `.grad` (the engine's own objects, not the trace). Then the steps are folded with
+`playback.state_at`, and at every step every text that states a `.grad` is checked against what
+the program held at that step's last event:
+
+- a tensor's `grad` slot in the tensors view, `grad 4` / `grad None` (contract C2);
+- an AccumulateGrad's value line in the autograd view, `a.grad = 4` / `a.grad = None`.
+
+Texts are read back into numbers here, independently of how the renderer writes them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.examples import EXAMPLES
+from app.render import graph, playback, steps
+from engine import grad_mode
+from engine.snippet import compile_snippet, reset_engine_state, snippet_globals
+from engine.tracer import Tracer, Truncated, _capturing
+
+GOLDEN = Path(__file__).parents[2] / "engine" / "golden" / "snippets.json"
+SNIPPETS = {s["slug"]: s["source"] for s in json.loads(GOLDEN.read_text())["snippets"]}
+SNIPPETS.update({f"example-{e.slug}": e.code for e in EXAMPLES})
+
+_ELEMENT = re.compile(r"^(t\d+)(?:-v\d+)?$")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)")
+_MISSING = object()  # the tensor was garbage collected: the program cannot print it
+
+
+class _Events(list):
+    """The tracer's event list, which notes every tensor's .grad right after each append."""
+
+    def __init__(self, observer: _Observing) -> None:
+        super().__init__()
+        self.observer = observer
+
+    def append(self, event: dict) -> None:
+        super().append(event)
+        self.observer.note()
+
+
+class _Observing(Tracer):
+    """A Tracer that also keeps (weakly) the tensors it names, to read their real .grad."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.objects: dict[str, weakref.ref] = {}
+        self.after: list[dict[str, object]] = []  # event seq → tensor id → its .grad
+        self.events = _Events(self)
+
+    def _add_tensor(self, t, seq, span, label=None, handle=None):
+        tid = super()._add_tensor(t, seq, span, label=label, handle=handle)
+        self.objects[tid] = weakref.ref(t)
+        return tid
+
+    def note(self) -> None:
+        seen = {}
+        for tid, ref in self.objects.items():
+            t = ref()
+            if t is None:
+                seen[tid] = _MISSING
+            else:
+                g = t._grad
+                seen[tid] = None if g is None else np.array(g._array, dtype=np.float64)
+        self.after.append(seen)
+
+
+def observed_run(code: str) -> tuple[dict, list[dict[str, object]]]:
+    """The trace of `code` and, per event, what each tensor's .grad really was just after it
+    (the same run as `engine.tracer.trace_snippet`, watched)."""
+    tracer = _Observing(code)
+    try:
+        compiled = compile_snippet(code)
+    except SyntaxError as error:
+        tracer.on_error(error)
+        return tracer.trace(), tracer.after
+    tracer.top_code = compiled
+    namespace = snippet_globals(None, print_function=tracer.print)
+    reset_engine_state()
+    with _capturing(tracer), tracer:
+        try:
+            exec(compiled, namespace)
+        except Truncated:
+            pass
+        except SystemExit as error:
+            if error.code not in (None, 0):
+                tracer.on_error(error)
+        except Exception as error:
+            tracer.on_error(error)
+    tracer.settle()
+    grad_mode.state.enabled = True
+    tracer.finish(namespace)
+    return tracer.trace(), tracer.after
+
+
+def claim(text: str) -> str | None:
+    """The value part of a text that states a .grad, or None if it states nothing."""
+    if text.startswith("grad "):
+        return text[len("grad ") :]
+    return None
+
+
+def agrees(said: str, actual: object) -> bool:
+    """Whether a box's text ("None", "5", "[1, 2]", "3 values", "2×4") fits the real .grad."""
+    if actual is None or said == "None":
+        return actual is None and said == "None"
+    array = np.asarray(actual)
+    if m := re.fullmatch(r"([\d,]+) values", said):
+        return array.shape == (int(m.group(1).replace(",", "")),)
+    if re.fullmatch(r"\d+(×\d+)+", said):
+        return list(array.shape) == [int(n) for n in said.split("×")]
+    numbers = [float(n) for n in _NUMBER.findall(said)]
+    flat = array.ravel()
+    if len(numbers) != flat.size:
+        return False
+    return bool(np.allclose(flat, numbers, rtol=1e-3, atol=1e-4, equal_nan=True))
+
+
+def falsehoods(code: str) -> list[str]:
+    """Every drawn .grad statement that disagrees with the program, as readable lines."""
+    trace, after = observed_run(code)
+    scene = graph.build(trace)
+    final = steps.finish(steps.build(scene), {})
+    accumulators = {
+        nid: record["variable"]
+        for nid, record in trace["nodes"].items()
+        if record["name"] == "AccumulateGrad"
+    }
+    bad = []
+    last_seq = -1
+    for k, step in enumerate(final):
+        if step["seq"]:
+            last_seq = step["seq"][1]
+        if last_seq < 0:
+            continue
+        truth = after[last_seq]
+        tensors = playback.state_at(final, "tensors", k)
+        for element, text in tensors.grads.items():
+            said = claim(text)
+            match = _ELEMENT.match(element)
+            if said is None or not match or element not in tensors.visible:
+                continue
+            actual = truth.get(match.group(1), _MISSING)
+            if actual is not _MISSING and not agrees(said, actual):
+                bad.append(f"step {k + 1}: {element} shows {text!r}, .grad is {actual!r}")
+        autograd = playback.state_at(final, "autograd", k)
+        for element, text in autograd.values.items():
+            leaf = accumulators.get(element)
+            prefix = f"{scene.labels.get(leaf, '')}.grad = "
+            if leaf is None or not text.startswith(prefix) or element not in autograd.visible:
+                continue
+            actual = truth.get(leaf, _MISSING)
+            if actual is not _MISSING and not agrees(text[len(prefix) :], actual):
+                bad.append(f"step {k + 1}: {element} shows {text!r}, .grad is {actual!r}")
+    return bad
+
+
+@pytest.mark.parametrize("slug", sorted(SNIPPETS))
+def test_no_label_states_a_grad_the_program_does_not_hold(slug):
+    assert falsehoods(SNIPPETS[slug]) == []
+
+
+def test_the_oracle_sees_a_false_label():
+    """The check itself can fail: a .grad slot forged onto a non-leaf is caught."""
+    code = "import torch\na = torch.tensor(2.0, requires_grad=True)\nd = a * 3\nd.backward()\n"
+    trace, after = observed_run(code)
+    assert after[-1]["t2"] is None  # d.grad really is None
+    assert not agrees("1", after[-1]["t2"]) and agrees("None", after[-1]["t2"])
+    assert agrees("3", after[-1]["t1"])
+    assert not agrees("[3, 3]", after[-1]["t1"])

@@ -1,0 +1,7 @@
+// What static/editor.js uses of CodeMirror 6, and nothing else: esbuild keeps only these.
+export { EditorState } from "@codemirror/state";
+export { EditorView, keymap, lineNumbers, drawSelection, highlightActiveLine } from "@codemirror/view";
+export { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+export { HighlightStyle, syntaxHighlighting, indentUnit } from "@codemirror/language";
+export { pythonLanguage } from "@codemirror/lang-python";
+export { tags } from "@lezer/highlight";
