@@ -1,0 +1,125 @@
+// The snippet editor: CodeMirror 6 over the form's textarea. The textarea stays the form's
+// field (kept in sync, so the form still posts `code`) and is the editor without JavaScript.
+// CodeMirror is fetched the first time the editor is open: a trace page, where it starts
+// folded, does not load it unless the learner asks to edit.
+const CODEMIRROR = new URL("./vendor/codemirror-6.43.15.min.js", import.meta.url).href;
+const MAC = /Mac|iPhone|iPad/.test(navigator.userAgentData?.platform ?? navigator.platform);
+
+/** Runs the form as its Run button would (htmx hears the submit event). */
+function run(form) {
+  if (!form.querySelector("button[type=submit]").disabled) form.requestSubmit();
+}
+
+function theme(cm) {
+  // Colours come from style.css's :root variables, which reach into the shadow root, so the
+  // editor follows the light and dark schemes with the page.
+  const highlight = cm.HighlightStyle.define([
+    { tag: [cm.tags.keyword, cm.tags.controlKeyword, cm.tags.definitionKeyword], color: "var(--code-keyword)" },
+    { tag: [cm.tags.string, cm.tags.special(cm.tags.string)], color: "var(--code-string)" },
+    { tag: [cm.tags.number, cm.tags.bool, cm.tags.null], color: "var(--code-number)" },
+    { tag: cm.tags.comment, color: "var(--code-comment)", fontStyle: "italic" },
+    { tag: [cm.tags.function(cm.tags.variableName), cm.tags.function(cm.tags.propertyName)], color: "var(--code-call)" },
+    { tag: [cm.tags.definition(cm.tags.variableName), cm.tags.className], color: "var(--code-definition)" },
+  ]);
+  const look = cm.EditorView.theme({
+    "&": {
+      color: "var(--ink)", background: "var(--code-paper)", border: "1px solid var(--line)",
+      borderRadius: ".3rem", font: "14px/1.45 ui-monospace, monospace",
+    },
+    "&.cm-focused": { outline: "2px solid var(--accent)", outlineOffset: "1px" },
+    ".cm-scroller": { fontFamily: "inherit", minHeight: "12rem", maxHeight: "min(60vh, 32rem)" },
+    ".cm-content": { caretColor: "var(--ink)" },
+    ".cm-cursor": { borderLeftColor: "var(--ink)" },
+    ".cm-gutters": { background: "var(--code-paper)", color: "var(--muted)", borderRight: "1px solid var(--line)" },
+    "&.cm-focused .cm-selectionBackground, ::selection": { background: "var(--selection)" },
+  });
+  return [look, cm.syntaxHighlighting(highlight)];
+}
+
+/** Typing over a selection, done by CodeMirror rather than the browser: Chromium's own edit,
+ * merging the selected lines, writes style attributes into the editor, which the page's CSP
+ * refuses (CodeMirror redraws the lines either way, but each refusal is a console error). */
+function typeOverSelection(event, view) {
+  const { selection } = view.state;
+  if (event.inputType !== "insertText" || !event.data || view.composing) return false;
+  if (selection.ranges.every((range) => range.empty)) return false;
+  event.preventDefault();
+  view.dispatch(view.state.replaceSelection(event.data), {
+    scrollIntoView: true,
+    userEvent: "input.type",
+  });
+  return true;
+}
+
+async function mount(form, textarea, keys) {
+  const cm = await import(CODEMIRROR);
+  const label = form.querySelector(`label[for="${textarea.id}"]`);
+  const host = document.createElement("div");
+  host.className = "code-editor";
+  // A shadow root, because there CodeMirror's styles go into a constructed stylesheet; in the
+  // document it would add <style> elements, which the page's CSP (style-src 'self') refuses.
+  const root = host.attachShadow({ mode: "open" });
+  const view = new cm.EditorView({
+    root,
+    parent: root,
+    state: cm.EditorState.create({
+      doc: textarea.value,
+      extensions: [
+        cm.lineNumbers(),
+        cm.history(),
+        cm.pythonLanguage,
+        cm.indentUnit.of("    "),
+        // first, so that Mod-Enter runs rather than insert a blank line
+        cm.keymap.of([{ key: "Mod-Enter", run: () => (run(form), true) }]),
+        cm.keymap.of([...cm.defaultKeymap, ...cm.historyKeymap, cm.indentWithTab]),
+        // the label's words, not its id: an id does not reach into a shadow root
+        cm.EditorView.contentAttributes.of({
+          "aria-label": label.textContent.trim(),
+          "aria-description": keys.textContent.trim(),
+          spellcheck: "false",
+          autocapitalize: "off",
+        }),
+        cm.EditorView.domEventHandlers({ beforeinput: typeOverSelection }),
+        cm.EditorView.updateListener.of((update) => {
+          if (update.docChanged) textarea.value = update.state.doc.toString();
+        }),
+        theme(cm),
+      ],
+    }),
+  });
+  textarea.after(host);
+  textarea.hidden = true;
+  // the label names the editor now; clicking it should still put the cursor in the snippet
+  label.removeAttribute("for");
+  label.addEventListener("click", () => view.focus());
+  form.dataset.editor = "codemirror";
+}
+
+function setUp(details) {
+  const form = details.querySelector("[data-run-form]");
+  const textarea = form.querySelector("textarea");
+  const keys = form.querySelector("[data-run-keys]");
+  if (MAC) keys.querySelector("kbd").textContent = "⌘";
+  keys.hidden = false;
+  // the plain textarea runs on Ctrl/Cmd+Enter too, until (or if never) CodeMirror takes over
+  textarea.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      run(form);
+    }
+  });
+  let mounting = null;
+  const mountOnceOpen = () => {
+    if (details.open && !mounting) {
+      mounting = mount(form, textarea, keys).catch((error) => {
+        // the textarea still works: say why the richer editor is missing, and carry on
+        console.warn("The code editor could not load; the plain text box stays.", error);
+      });
+    }
+  };
+  details.addEventListener("toggle", mountOnceOpen);
+  mountOnceOpen();
+}
+
+const details = document.querySelector("[data-editor]");
+if (details) setUp(details);
