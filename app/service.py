@@ -8,6 +8,7 @@ responses; routes turn what it answers (and its exceptions) into HTTP.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -103,8 +104,17 @@ class Traces:
 
     async def fetch(self, ident: str) -> dict | None:
         """A stored trace, read and parsed off the event loop (it may be megabytes)."""
+        found = await self.fetch_tagged(ident)
+        return None if found is None else found[0]
+
+    async def fetch_tagged(self, ident: str) -> tuple[dict, str] | None:
+        """A stored trace and a digest of its stored text (what a page's entity tag names: the
+        same id could hold another run's trace after an eviction)."""
         text = await asyncio.to_thread(self.fetch_json, ident)
-        return None if text is None else await asyncio.to_thread(json.loads, text)
+        if text is None:
+            return None
+        trace = await asyncio.to_thread(json.loads, text)
+        return trace, content_digest(text)
 
     async def page(self, ident: str, trace: dict, expand: Iterable[str] = ()) -> dict:
         """What the player shows for a trace: drawn in a render worker under a budget, once per
@@ -128,3 +138,9 @@ class Traces:
             "lines": trace["code"].splitlines(),
             "undrawn": {"reason": f"This trace could not be drawn: {reason}.", "steps": steps},
         }
+
+
+def content_digest(text: str) -> str:
+    """A short digest of a stored trace's text (blake2b: about 1 GB/s, so a 4 MB trace's costs
+    a few milliseconds)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -6,6 +6,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
+from app.http_cache import IMMUTABLE, entity_tag, matches, not_modified
+
 router = APIRouter(prefix="/api", tags=["traces"])
 
 
@@ -60,7 +62,13 @@ async def create_trace(body: TraceRequest, request: Request) -> dict:
 
 @router.get("/traces/{ident}", responses={404: {"description": "No trace has this id"}})
 def get_trace(ident: str, request: Request) -> Response:
+    """A stored trace: its bytes never change, so it is cached for good, and revalidated by
+    a tag naming those bytes (If-None-Match answers 304)."""
     text = request.app.state.traces.fetch_json(ident)
     if text is None:
         raise HTTPException(404, f"no trace has the id {ident!r}")
-    return Response(text, media_type="application/json")
+    tag = entity_tag(text)
+    headers = {"ETag": tag, "Cache-Control": IMMUTABLE}
+    if matches(request, tag):
+        return not_modified(tag, {"Cache-Control": IMMUTABLE})
+    return Response(text, media_type="application/json", headers=headers)

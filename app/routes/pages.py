@@ -13,6 +13,7 @@ from fastapi import APIRouter, Form, Header, Request
 from fastapi.responses import HTMLResponse
 
 from app.examples import BY_SLUG, DEFAULT, EXAMPLES
+from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
 from app.render_pool import RenderBusy
 from app.sandbox import SandboxBusy
 from app.service import OverQuota
