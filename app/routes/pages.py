@@ -63,17 +63,25 @@ async def show(
     expand: str = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    """A stored trace; `?expand=g1,g2` draws those stacks of a big graph member by member."""
-    trace = await request.app.state.traces.fetch(ident)
-    if trace is None:
+    """A stored trace; `?expand=g1,g2` draws those stacks of a big graph member by member.
+    Revalidated on every use, against a tag naming all it is drawn from (a 304 draws nothing)."""
+    found = await request.app.state.traces.fetch_tagged(ident)
+    if found is None:
         return _page(request, "missing.html", {"ident": ident}, 404)
+    trace, digest = found
     page = "_result.html" if hx_request else "index.html"
     stacks = _STACK_ID.findall(expand)[:MAX_EXPANDED]
+    version = request.app.state.page_version
+    tag = entity_tag("page", digest, ",".join(sorted(set(stacks))), page, version)
+    # htmx asks the same URL for the partial: caches must keep the two apart
+    caching = {"Cache-Control": REVALIDATE, "Vary": "HX-Request"}
+    if matches(request, tag):
+        return not_modified(tag, caching)
     try:
         context = await request.app.state.traces.page(ident, trace, stacks)
     except RenderBusy as busy:
         return _busy(request, page, trace["code"], busy)
-    return _page(request, page, {**context, "trace": trace})
+    return _page(request, page, {**context, "trace": trace}, headers={"ETag": tag, **caching})
 
 
 def _busy(request: Request, page: str, code: str, busy: SandboxBusy | OverQuota | RenderBusy):
