@@ -1,34 +1,45 @@
 // <grad-player>: plays a rendered trace step by step over the server-drawn graph.
 //
-// The server draws each view once with every element it will ever show (app/render); a step
-// only reveals, hides, focuses and re-labels elements by id. The player folds the steps' changes
-// up to the current step (the same fold as app/render/playback.py) and paints the result.
-// One `state` object, one `setState(patch)` that renders; DOM hooks are the data-* attributes
-// in DOM below. No framework, no build step.
+// The page holds each view drawn once, at the last step (right without JavaScript); the player
+// folds the steps up to the current one (static/fold.js, the same fold as
+// app/render/playback.py) and repaints those same elements: classes, and the value and grad
+// texts (each text the last step changed keeps its starting value in `data-start`). Nothing
+// moves: zoom and pan only change the SVG's viewBox (static/viewport.js).
+//
+// Steps are 0-based here and in the data, 1-based wherever a person sees them (counter, URL,
+// scrubber, step list). One `state`, one `setState(patch)` that renders.
+
+import { STATE_CLASSES, elementClasses, foldView } from "./fold.js";
+import { plain, withCode } from "./inline-code.js";
+import * as vp from "./viewport.js";
 
 const DOM = {
   data: "script[data-player-data]",
   controls: "[data-controls]",
-  first: "[data-action=first]",
-  prev: "[data-action=prev]",
-  play: "[data-action=play]",
-  next: "[data-action=next]",
-  last: "[data-action=last]",
-  backward: "[data-action=backward]",
   scrubber: "[data-scrubber]",
   speed: "[data-speed]",
   counter: "[data-counter]",
   phase: "[data-phase-label]",
   narration: "[data-narration]",
-  views: "figure[data-view]",
+  views: "[data-views]",
+  view: "figure[data-view]",
   viewToggle: "input[name=view]",
+  empty: "[data-empty]",
   code: "[data-code]",
   line: "[data-line]",
   inspector: "[data-inspector]",
+  pass: "select[data-pass]",
+  compare: "input[data-compare]",
+  comparePass: "select[data-compare-pass]",
+  comparePanel: "[data-compare-panel]",
+  compareCaption: "[data-compare-caption]",
 };
 
 const PHASES = ["forward", "backward", "freed", "error"];
 const BASE_DELAY_MS = 1200; // one step at 1x speed
+const PAN_MS = 250;
+const ZOOM_STEP = 1.25;
+const EMPTY_YET = "Nothing recorded yet: the graph grows as operations run.";
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
 class GradPlayer extends HTMLElement {
@@ -38,22 +49,78 @@ class GradPlayer extends HTMLElement {
     if (!data) return;
     this.data = JSON.parse(data.textContent);
     this.steps = this.data.steps;
+    if (!this.steps.length) return;
     this.ready = true;
-    this.state = { step: 0, playing: false, speed: 1, view: "tensors" };
+    this.checkpoints = {};
+    this.viewports = {};
     this.timer = null;
+    this.classList.add("live");
+    this.drawings = this.collectDrawings();
+    this.firstOfPass = new Map();
+    this.lastOfPass = new Map();
+    this.steps.forEach((s, i) => {
+      if (!this.firstOfPass.has(s.generation)) this.firstOfPass.set(s.generation, i);
+      this.lastOfPass.set(s.generation, i);
+    });
+    this.state = {
+      step: 0,
+      playing: false,
+      speed: 1,
+      view: "tensors",
+      compare: null, // the pass shown beside, or null
+      inspected: null, // the element id the inspector shows, or null
+    };
     this.bind();
     this.paintScrubber();
     this.querySelectorAll(DOM.controls).forEach((el) => {
       el.hidden = false;
     });
     this.querySelector("details.all-steps")?.removeAttribute("open");
+    const backward = this.querySelector("[data-action=backward]");
+    if (backward) backward.disabled = !this.steps.some((s) => s.phase === "backward");
+    this.resizer = new ResizeObserver(() => this.onResize());
+    this.resizer.observe(this.querySelector(DOM.views));
     this.setState({ step: this.stepFromHash() ?? 0 });
   }
 
   disconnectedCallback() {
     clearTimeout(this.timer);
+    cancelAnimationFrame(this.panning);
+    this.resizer?.disconnect();
     window.removeEventListener("hashchange", this.onHash);
     document.removeEventListener("keydown", this.onKeydown);
+  }
+
+  // Each view's SVG and, per node and edge, its element and its relabelled texts with their
+  // starting values; the SVG becomes a group of buttons (a role=img hides its children).
+  collectDrawings() {
+    const drawings = {};
+    for (const figure of this.querySelectorAll(DOM.view)) {
+      const svg = figure.querySelector("svg");
+      if (!svg) continue;
+      const name = figure.dataset.view;
+      svg.setAttribute("role", "group");
+      svg.removeAttribute("width");
+      svg.removeAttribute("height");
+      const fonts = [...svg.querySelectorAll("text[font-size]")].map((t) =>
+        Number.parseFloat(t.getAttribute("font-size")),
+      );
+      const shift = graphShift(svg);
+      drawings[name] = {
+        figure,
+        svg,
+        shift,
+        smallestFont: fonts.length ? Math.min(...fonts) : 0,
+        elements: elementsOf(svg),
+      };
+      for (const { el } of drawings[name].elements) {
+        if (!el.classList.contains("node")) continue;
+        el.setAttribute("role", "button");
+        const title = el.querySelector("title")?.textContent;
+        if (title) el.setAttribute("aria-label", title);
+      }
+    }
+    return drawings;
   }
 
   // ***** state *****
@@ -69,14 +136,20 @@ class GradPlayer extends HTMLElement {
         this.setState({ playing: false });
         return;
       }
-      const delay = reducedMotion.matches ? BASE_DELAY_MS : BASE_DELAY_MS / this.state.speed;
+      // reduced motion drops animations, not the learner's chosen speed
+      const delay = BASE_DELAY_MS / this.state.speed;
       this.timer = setTimeout(() => this.setState({ step: this.state.step + 1 }), delay);
     }
   }
 
+  // `#step=12` is the 12th step (index 11)
   stepFromHash() {
     const match = /step=(\d+)/.exec(window.location.hash);
-    return match ? Number(match[1]) : null;
+    return match ? Number(match[1]) - 1 : null;
+  }
+
+  pass(step = this.state.step) {
+    return this.steps[step].generation || 1;
   }
 
   // ***** wiring *****
@@ -84,20 +157,31 @@ class GradPlayer extends HTMLElement {
   bind() {
     const on = (selector, event, handler) =>
       this.querySelectorAll(selector).forEach((el) => el.addEventListener(event, handler));
-    on(DOM.first, "click", () => this.setState({ step: 0, playing: false }));
-    on(DOM.prev, "click", () => this.setState({ step: this.state.step - 1, playing: false }));
-    on(DOM.next, "click", () => this.setState({ step: this.state.step + 1, playing: false }));
-    on(DOM.last, "click", () => this.setState({ step: this.steps.length - 1, playing: false }));
-    on(DOM.play, "click", () => this.togglePlay());
-    on(DOM.backward, "click", () => this.jumpToPhase("backward"));
-    on(DOM.scrubber, "input", (e) => this.setState({ step: Number(e.target.value), playing: false }));
+    const go = (step) => this.setState({ step, playing: false });
+    on("[data-action=first]", "click", () => go(0));
+    on("[data-action=prev]", "click", () => go(this.state.step - 1));
+    on("[data-action=next]", "click", () => go(this.state.step + 1));
+    on("[data-action=last]", "click", () => go(this.steps.length - 1));
+    on("[data-action=play]", "click", () => this.togglePlay());
+    on("[data-action=backward]", "click", () => this.jumpToPhase("backward"));
+    on("[data-action=prev-pass]", "click", () => this.goToPass(this.pass() - 1));
+    on("[data-action=next-pass]", "click", () => this.goToPass(this.pass() + 1));
+    on(DOM.pass, "change", (e) => this.goToPass(Number(e.target.value)));
+    on(DOM.compare, "change", (e) => this.setState({ compare: e.target.checked ? this.defaultCompare() : null }));
+    on(DOM.comparePass, "change", (e) => this.setState({ compare: Number(e.target.value) }));
+    on(DOM.scrubber, "input", (e) => go(Number(e.target.value) - 1));
     on(DOM.speed, "change", (e) => this.setState({ speed: Number(e.target.value) }));
     on(DOM.viewToggle, "change", (e) => this.setState({ view: e.target.value }));
+    on("[data-action=zoom-in]", "click", () => this.zoomBy(ZOOM_STEP));
+    on("[data-action=zoom-out]", "click", () => this.zoomBy(1 / ZOOM_STEP));
+    on("[data-action=fit]", "click", () => this.fit());
     this.onKeydown = (e) => this.onKey(e);
     document.addEventListener("keydown", this.onKeydown);
-    this.querySelectorAll(`${DOM.views} svg`).forEach((svg) =>
-      svg.addEventListener("click", (e) => this.inspect(e)),
-    );
+    const views = this.querySelector(DOM.views);
+    views.addEventListener("click", (e) => this.onGraphClick(e));
+    views.addEventListener("keydown", (e) => this.onGraphKey(e));
+    views.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
+    this.bindPointers(views);
     this.onHash = () => {
       const step = this.stepFromHash();
       if (step !== null && step !== this.state.step) this.setState({ step, playing: false });
@@ -106,14 +190,16 @@ class GradPlayer extends HTMLElement {
   }
 
   onKey(event) {
-    if (event.target.closest?.("textarea, input, select") || event.altKey) return;
-    if (event.ctrlKey || event.metaKey) return;
-    if (event.key === " " && event.target.closest?.("button, a")) return; // theirs to press
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.target.closest?.("textarea, input, select, .cm-editor, [contenteditable]")) return;
+    if (!this.isConnected || this.closest("[hidden]")) return;
+    if (event.key === " " && event.target.closest?.("button, a, summary")) return; // theirs to press
+    const go = (step) => this.setState({ step, playing: false });
     const keys = {
-      ArrowLeft: () => this.setState({ step: this.state.step - 1, playing: false }),
-      ArrowRight: () => this.setState({ step: this.state.step + 1, playing: false }),
-      Home: () => this.setState({ step: 0, playing: false }),
-      End: () => this.setState({ step: this.steps.length - 1, playing: false }),
+      ArrowLeft: () => go(this.state.step - 1),
+      ArrowRight: () => go(this.state.step + 1),
+      Home: () => go(0),
+      End: () => go(this.steps.length - 1),
       " ": () => this.togglePlay(),
     };
     const action = keys[event.key];
@@ -121,6 +207,32 @@ class GradPlayer extends HTMLElement {
       event.preventDefault();
       action();
     }
+  }
+
+  // Inside the graph: Enter or Space on a node inspects it; + − 0 zoom and fit.
+  onGraphKey(event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const node = event.target.closest?.("g.node");
+    if (node && (event.key === "Enter" || event.key === " ")) {
+      event.preventDefault();
+      this.setState({ inspected: node.id });
+      return;
+    }
+    const zoom = { "+": ZOOM_STEP, "=": ZOOM_STEP, "-": 1 / ZOOM_STEP, _: 1 / ZOOM_STEP };
+    if (zoom[event.key]) {
+      event.preventDefault();
+      this.zoomBy(zoom[event.key]);
+    } else if (event.key === "0") {
+      event.preventDefault();
+      this.fit();
+    }
+  }
+
+  onGraphClick(event) {
+    if (this.dragged) return; // the end of a pan, not a click
+    const node = event.target.closest("g.node[id]");
+    if (!node || node.classList.contains("hidden")) return;
+    this.setState({ inspected: node.id });
   }
 
   togglePlay() {
@@ -134,91 +246,98 @@ class GradPlayer extends HTMLElement {
     if (index >= 0) this.setState({ step: index, playing: false });
   }
 
+  goToPass(g) {
+    if (this.firstOfPass.has(g)) this.setState({ step: this.firstOfPass.get(g), playing: false });
+  }
+
+  defaultCompare() {
+    const here = this.pass();
+    return here > 1 ? here - 1 : Math.min(2, this.data.generations || 1);
+  }
+
   // ***** painting *****
 
   render(previous) {
     const { step, playing, view } = this.state;
     const current = this.steps[step];
-    this.querySelectorAll(DOM.views).forEach((el) => {
-      el.hidden = el.dataset.view !== view;
-    });
+    for (const [name, drawing] of Object.entries(this.drawings)) {
+      drawing.figure.hidden = name !== view;
+      this.paintView(name, step, previous);
+    }
     this.querySelectorAll(DOM.viewToggle).forEach((el) => {
       el.checked = el.value === view;
     });
-    for (const name of Object.keys(this.data.views)) this.paintView(name, step);
+    this.paintEmptyNote(view, step);
+    this.paintFraming(previous);
+    this.paintCompare();
     this.paintCode(current.span, current.phase);
     const narration = this.querySelector(DOM.narration);
-    if (previous.step !== step || !narration.textContent) narration.textContent = current.text;
-    this.querySelector(DOM.counter).textContent = `Step ${step + 1} of ${this.steps.length}`;
-    this.querySelector(DOM.phase).textContent = current.phase;
-    this.querySelector(DOM.phase).dataset.phaseLabel = current.phase;
-    this.querySelector(DOM.scrubber).value = String(step);
-    const play = this.querySelector(DOM.play);
+    if (previous.step !== step || !narration.textContent) {
+      narration.replaceChildren(...withCode(current.text));
+    }
+    const where = `Step ${step + 1} of ${this.steps.length}`;
+    this.querySelector(DOM.counter).textContent = where;
+    const phase = this.querySelector(DOM.phase);
+    phase.textContent = current.phase;
+    phase.dataset.phaseLabel = current.phase;
+    const scrubber = this.querySelector(DOM.scrubber);
+    scrubber.value = String(step + 1);
+    scrubber.setAttribute("aria-valuetext", `${where}, ${current.phase}: ${clip(plain(current.text))}`);
+    const play = this.querySelector("[data-action=play]");
     play.textContent = playing ? "Pause" : "Play";
     play.setAttribute("aria-pressed", String(playing));
-    if (previous.step !== step) {
-      history.replaceState(null, "", `#step=${step}`);
-    }
+    this.paintPasses();
+    this.paintInspector();
+    if (previous.step !== step) history.replaceState(null, "", `#step=${step + 1}`);
   }
 
-  paintView(name, k) {
-    const root = this.querySelector(`${DOM.views}[data-view="${name}"] svg`);
-    if (!root) return;
-    const state = this.fold(name, k);
-    const stepping = Math.abs(k - (this.painted?.[name] ?? -2)) === 1;
-    this.painted = { ...this.painted, [name]: k };
-    for (const el of root.querySelectorAll("g.node[id], g.edge[id]")) {
-      const id = el.id;
-      const appearing = stepping && el.classList.contains("hidden") && state.visible.has(id);
-      el.classList.toggle("hidden", !state.visible.has(id));
-      el.classList.toggle("appear", appearing); // fades in (CSS), only when stepping forward
-      el.classList.toggle("focus", state.focus.has(id));
-      el.classList.toggle("freed", state.marks.get(id) === "freed");
-      el.classList.toggle("error", state.marks.get(id) === "error");
-      if (state.values.has(id)) setText(el, "text.value", state.values.get(id));
-      setText(el, "text.grad", state.grads.get(id) ?? "");
-    }
+  paintView(name, k, previous) {
+    const drawing = this.drawings[name];
+    const state = foldView(this.steps, name, k, this.checkpoints);
+    drawing.state = state;
+    const stepping = previous.step !== undefined && k - previous.step === 1 && drawing.painted;
+    drawing.painted = true;
+    paintElements(drawing.elements, state, this.steps[k].phase, { stepping, focusable: true });
   }
 
-  // The view after steps 0..k: what is visible, each id's latest value and grad text and mark,
-  // and step k's focus. Checkpoints every 64 steps keep scrubbing a long trace smooth.
-  fold(name, k) {
-    this.checkpoints ??= {};
-    const saved = (this.checkpoints[name] ??= []);
-    const start = Math.floor(k / 64);
-    let state;
-    let from;
-    if (saved[start]) {
-      state = cloneState(saved[start]);
-      from = start * 64;
-    } else {
-      state = { visible: new Set(), values: new Map(), grads: new Map(), marks: new Map() };
-      from = 0;
-    }
-    for (let i = from; i <= k; i++) {
-      if (i % 64 === 0 && !saved[i / 64]) saved[i / 64] = cloneState(state);
-      const delta = this.steps[i][name] || {};
-      for (const id of delta.hide || []) state.visible.delete(id);
-      for (const id of delta.reveal || []) state.visible.add(id);
-      for (const [id, text] of Object.entries(delta.values || {})) state.values.set(id, text);
-      for (const [id, text] of Object.entries(delta.grads || {})) state.grads.set(id, text);
-      for (const [id, mark] of Object.entries(delta.marks || {})) state.marks.set(id, mark);
-    }
-    state.focus = new Set((this.steps[k][name] || {}).focus || []);
-    return state;
+  paintEmptyNote(view, k) {
+    const note = this.querySelector(DOM.empty);
+    const drawing = this.drawings[view];
+    const meta = this.data.views[view] || {};
+    let text = "";
+    if (!drawing || !meta.nodes) text = meta.notice || "No graph was recorded for this view.";
+    else if (![...drawing.state.visible].length) text = EMPTY_YET;
+    note.textContent = text;
+    note.hidden = !text;
+  }
+
+  paintPasses() {
+    const select = this.querySelector(DOM.pass);
+    if (!select) return;
+    const here = this.pass();
+    select.value = String(here);
+    this.querySelector("[data-action=prev-pass]").disabled = here <= 1;
+    this.querySelector("[data-action=next-pass]").disabled = here >= this.data.generations;
+    const compare = this.querySelector(DOM.compare);
+    const comparePass = this.querySelector(DOM.comparePass);
+    compare.checked = this.state.compare !== null;
+    comparePass.disabled = this.state.compare === null;
+    if (this.state.compare !== null) comparePass.value = String(this.state.compare);
   }
 
   paintCode(span, phase) {
     const code = this.querySelector(DOM.code);
     if (!code) return;
+    let marked = null;
     for (const line of code.querySelectorAll(DOM.line)) {
       const number = Number(line.dataset.line);
       const text = line.dataset.text ?? (line.dataset.text = line.textContent);
       const inside = span && number >= span[0] && number <= span[2];
+      const was = line.classList.contains("current");
       line.classList.toggle("current", Boolean(inside));
       line.classList.toggle("failing", Boolean(inside) && phase === "error");
       if (!inside) {
-        line.textContent = text;
+        if (was) line.textContent = text;
         continue;
       }
       const start = number === span[0] ? span[1] : 0;
@@ -226,12 +345,15 @@ class GradPlayer extends HTMLElement {
       const mark = document.createElement("mark");
       mark.textContent = text.slice(start, end);
       line.replaceChildren(text.slice(0, start), mark, text.slice(end));
+      marked ??= mark;
     }
+    if (marked) scrollInside(code, marked);
   }
 
   paintScrubber() {
     const scrubber = this.querySelector(DOM.scrubber);
-    scrubber.max = String(this.steps.length - 1);
+    scrubber.min = "1";
+    scrubber.max = String(this.steps.length);
     // a gradient with one band per step, coloured by phase (CSS custom properties hold colours)
     const styles = getComputedStyle(this);
     const colour = (phase) => styles.getPropertyValue(`--phase-${phase}`).trim() || "#999";
@@ -243,39 +365,314 @@ class GradPlayer extends HTMLElement {
     scrubber.style.setProperty("--track", `linear-gradient(to right, ${bands.join(", ")})`);
   }
 
+  // ***** zoom, pan, and framing the pass and the focus *****
+
+  box() {
+    const views = this.querySelector(DOM.views);
+    return { width: views.clientWidth || 1, height: views.clientHeight || 1 };
+  }
+
+  // The rect a view frames during pass g: the renderer's frame, or the whole drawing.
+  frameOf(name, g) {
+    const meta = this.data.views[name] || {};
+    return (meta.frames || [])[g - 1] || [0, 0, meta.width || 1, meta.height || 1];
+  }
+
+  // A new view or a new pass opens at its initial zoom; every step then brings its focus into
+  // view (smoothly, unless the learner asked for less motion).
+  paintFraming(previous) {
+    const name = this.state.view;
+    const drawing = this.drawings[name];
+    if (!drawing) return;
+    const g = this.pass();
+    const box = this.box();
+    if (drawing.framedPass !== g || !this.viewports[name]) {
+      drawing.framedPass = g;
+      this.viewports[name] = this.initialViewport(name, g, box);
+      this.showViewport(name, this.viewports[name], false);
+      return;
+    }
+    if (previous.step === this.state.step && previous.view === name) return;
+    const focus = this.focusRect(name);
+    if (!focus) return;
+    const target = vp.revealing(this.viewports[name], box, focus);
+    if (target !== this.viewports[name]) this.showViewport(name, target, !reducedMotion.matches);
+  }
+
+  // At a readable scale; where the pass does not fit at it, its own new graph comes first
+  // (the parameters a loop reuses sit far apart), then the step's focus.
+  initialViewport(name, g, box) {
+    const drawing = this.drawings[name];
+    const frame = this.frameOf(name, g);
+    const scale = vp.initialScale(box, frame, drawing.smallestFont);
+    const framed = vp.framed(this.ownRect(name, g) || frame, box, scale);
+    const focus = this.focusRect(name);
+    return focus ? vp.revealing(framed, box, focus) : framed;
+  }
+
+  // The box around the nodes pass g itself reveals (not those it keeps from earlier passes).
+  ownRect(name, g) {
+    const drawing = this.drawings[name];
+    drawing.ownRects ??= new Map();
+    if (!drawing.ownRects.has(g)) {
+      const byId = drawing.elements.byId;
+      const rects = [];
+      for (let i = this.firstOfPass.get(g) ?? 0; i <= (this.lastOfPass.get(g) ?? -1); i++) {
+        for (const id of (this.steps[i][name] || {}).reveal || []) {
+          const el = byId.get(id)?.el;
+          if (el?.classList.contains("node")) rects.push(rectOf(el, drawing.shift));
+        }
+      }
+      const box = vp.union(rects);
+      drawing.ownRects.set(g, box && [box[0] - 8, box[1] - 8, box[2] + 16, box[3] + 16]);
+    }
+    return drawing.ownRects.get(g);
+  }
+
+  // The box around this step's focused nodes (edges only if no node is focused).
+  focusRect(name) {
+    const drawing = this.drawings[name];
+    const ids = [...(drawing.state?.focus || [])];
+    const byId = drawing.elements.byId;
+    const nodes = ids.filter((id) => byId.get(id)?.el.classList.contains("node"));
+    const rects = (nodes.length ? nodes : ids)
+      .map((id) => byId.get(id)?.el)
+      .filter(Boolean)
+      .map((el) => rectOf(el, drawing.shift));
+    return vp.union(rects);
+  }
+
+  showViewport(name, target, smoothly) {
+    cancelAnimationFrame(this.panning);
+    const drawing = this.drawings[name];
+    const box = this.box();
+    const from = this.viewports[name];
+    this.viewports[name] = target;
+    const apply = (viewport) => {
+      drawing.svg.setAttribute("viewBox", vp.viewBoxOf(viewport, box).map(round).join(" "));
+    };
+    if (!smoothly || !from) {
+      apply(target);
+      return;
+    }
+    const started = performance.now();
+    const tick = (now) => {
+      const t = Math.min(1, (now - started) / PAN_MS);
+      apply(vp.between(from, target, 1 - (1 - t) ** 3));
+      if (t < 1) this.panning = requestAnimationFrame(tick);
+    };
+    this.panning = requestAnimationFrame(tick);
+  }
+
+  zoomBy(factor, px, py) {
+    const name = this.state.view;
+    const box = this.box();
+    const at = [px ?? box.width / 2, py ?? box.height / 2];
+    this.showViewport(name, vp.zoomedAt(this.viewports[name], factor, ...at), false);
+  }
+
+  fit() {
+    const name = this.state.view;
+    const box = this.box();
+    const frame = this.frameOf(name, this.pass());
+    this.showViewport(name, vp.framed(frame, box, vp.fitScale(box, frame)), false);
+  }
+
+  onResize() {
+    const name = this.state.view;
+    const viewport = this.viewports[name];
+    if (viewport) this.showViewport(name, viewport, false);
+  }
+
+  onWheel(event) {
+    event.preventDefault();
+    const rect = this.querySelector(DOM.views).getBoundingClientRect();
+    const factor = Math.exp(-event.deltaY * (event.deltaMode === 1 ? 0.05 : 0.002));
+    this.zoomBy(factor, event.clientX - rect.left, event.clientY - rect.top);
+  }
+
+  // One pointer drags the drawing, two pinch it (touch-action: none on the drawing).
+  bindPointers(views) {
+    const pointers = new Map();
+    let moved = 0;
+    views.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0) return;
+      pointers.set(e.pointerId, [e.clientX, e.clientY]);
+      if (pointers.size === 1) {
+        moved = 0;
+        this.dragged = false;
+      }
+    });
+    views.addEventListener("pointermove", (e) => {
+      const last = pointers.get(e.pointerId);
+      if (!last) return;
+      const name = this.state.view;
+      const here = [e.clientX, e.clientY];
+      if (pointers.size === 1) {
+        const [dx, dy] = [here[0] - last[0], here[1] - last[1]];
+        moved += Math.abs(dx) + Math.abs(dy);
+        if (moved > 4) {
+          if (!this.dragged) views.setPointerCapture(e.pointerId);
+          this.dragged = true;
+          this.showViewport(name, vp.pannedBy(this.viewports[name], dx, dy), false);
+        }
+      } else if (pointers.size === 2) {
+        const other = [...pointers].find(([id]) => id !== e.pointerId)[1];
+        const before = Math.hypot(last[0] - other[0], last[1] - other[1]);
+        const after = Math.hypot(here[0] - other[0], here[1] - other[1]);
+        const rect = views.getBoundingClientRect();
+        const mid = [(here[0] + other[0]) / 2 - rect.left, (here[1] + other[1]) / 2 - rect.top];
+        if (before > 0) this.zoomBy(after / before, ...mid);
+        this.dragged = true;
+      }
+      pointers.set(e.pointerId, here);
+    });
+    const release = (e) => {
+      pointers.delete(e.pointerId);
+      // the click that ends a drag comes after pointerup: forget the drag after it
+      if (!pointers.size) setTimeout(() => (this.dragged = false), 0);
+    };
+    views.addEventListener("pointerup", release);
+    views.addEventListener("pointercancel", release);
+  }
+
+  // ***** two passes side by side *****
+
+  // A read-only copy of the view at the last step of the chosen pass, its ids removed so the
+  // page's stay unique; redrawn only when the view or the pass changes.
+  paintCompare() {
+    const panel = this.querySelector(DOM.comparePanel);
+    if (!panel) return;
+    const g = this.state.compare;
+    const name = this.state.view;
+    panel.hidden = g === null;
+    this.classList.toggle("comparing", g !== null);
+    if (g === null || panel.dataset.shows === `${name}:${g}`) return;
+    panel.dataset.shows = `${name}:${g}`;
+    const k = this.lastOfPass.get(g) ?? this.steps.length - 1;
+    const copy = this.drawings[name].svg.cloneNode(true);
+    const elements = elementsOf(copy);
+    for (const el of copy.querySelectorAll("[id]")) el.removeAttribute("id");
+    copy.setAttribute("role", "img");
+    copy.setAttribute("aria-label", `The ${name} graph of pass ${g}, at its last step`);
+    copy.setAttribute("viewBox", (this.ownRect(name, g) || this.frameOf(name, g)).map(round).join(" "));
+    const state = foldView(this.steps, name, k, this.checkpoints);
+    paintElements(elements, { ...state, focus: new Set() }, this.steps[k].phase, {});
+    panel.querySelector("svg")?.remove();
+    panel.append(copy);
+    const caption = panel.querySelector(DOM.compareCaption);
+    caption.textContent = `Pass ${g} of ${this.data.generations}, at its last step (step ${k + 1})`;
+  }
+
   // ***** the node inspector *****
 
-  inspect(event) {
-    const group = event.target.closest("g[id]");
+  // The facts of the inspected element (contract C1); a fact that changes during the run is
+  // [[step, text], ...] and shows the text of the latest step at or before this one.
+  paintInspector() {
     const panel = this.querySelector(DOM.inspector);
-    if (!group || !panel || group.classList.contains("hidden")) return;
-    const info = (this.data.inspect || {})[group.id];
-    if (!info) return;
+    const id = this.state.inspected;
+    const info = id && (this.data.inspect || {})[id];
+    if (!panel || !info) {
+      if (panel) panel.hidden = true;
+      return;
+    }
+    const element = this.querySelector(`[id="${CSS.escape(id)}"]`);
+    const heading = document.createElement("h3");
+    heading.textContent = element?.querySelector("title")?.textContent || id;
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "close";
+    close.textContent = "×";
+    close.setAttribute("aria-label", "Close the inspector");
+    close.addEventListener("click", () => this.setState({ inspected: null }));
     const list = document.createElement("dl");
     for (const [term, detail] of info) {
       const dt = document.createElement("dt");
-      dt.textContent = term;
+      dt.append(...withCode(term));
       const dd = document.createElement("dd");
-      dd.textContent = detail;
+      dd.textContent = atStep(detail, this.state.step);
       list.append(dt, dd);
     }
-    panel.replaceChildren(list);
+    panel.replaceChildren(close, heading, list);
     panel.hidden = false;
   }
 }
 
-function setText(group, selector, text) {
-  const node = group.querySelector(selector);
-  if (node && node.textContent !== text) node.textContent = text;
+// ***** helpers *****
+
+function elementsOf(svg) {
+  const elements = [...svg.querySelectorAll("g.node[id], g.edge[id]")].map((el) => ({
+    id: el.id,
+    el,
+    texts: [...el.querySelectorAll("text.value, text.grad")].map((node) => ({
+      node,
+      slot: node.classList.contains("value") ? "values" : "grads",
+      start: node.hasAttribute("data-start") ? node.getAttribute("data-start") : node.textContent,
+    })),
+  }));
+  Object.defineProperty(elements, "byId", { value: new Map(elements.map((e) => [e.id, e])) });
+  return elements;
 }
 
-function cloneState(state) {
-  return {
-    visible: new Set(state.visible),
-    values: new Map(state.values),
-    grads: new Map(state.grads),
-    marks: new Map(state.marks),
-  };
+// Paint the fold's state on elements: the state classes, and each text as of this step.
+function paintElements(elements, state, phase, { stepping = false, focusable = false }) {
+  for (const { id, el, texts } of elements) {
+    const classes = elementClasses(state, id, phase);
+    const appearing = stepping && el.classList.contains("hidden") && state.visible.has(id);
+    for (const name of STATE_CLASSES) el.classList.toggle(name, classes.includes(name));
+    el.classList.toggle("appear", appearing); // fades in (CSS), only when stepping forward
+    for (const { node, slot, start } of texts) {
+      const text = state[slot].has(id) ? state[slot].get(id) : start;
+      if (node.textContent !== text) node.textContent = text;
+    }
+    if (focusable && el.classList.contains("node")) {
+      if (state.visible.has(id)) el.setAttribute("tabindex", "0");
+      else el.removeAttribute("tabindex");
+    }
+  }
+}
+
+// The translation of the drawing's graph group (Graphviz puts everything in one), so element
+// boxes can be given in viewBox units.
+function graphShift(svg) {
+  const graph = svg.querySelector("g.graph");
+  const matrix = graph?.transform?.baseVal?.consolidate()?.matrix;
+  return matrix ? [matrix.e, matrix.f] : [0, 0];
+}
+
+function rectOf(el, shift) {
+  const b = el.getBBox();
+  return [b.x + shift[0], b.y + shift[1], b.width, b.height];
+}
+
+function atStep(detail, step) {
+  if (!Array.isArray(detail)) return String(detail);
+  let text = "";
+  for (const [from, value] of detail) {
+    if (from > step) break;
+    text = value;
+  }
+  return text;
+}
+
+// Scroll `pane` (only it, never the page) so that `target` is inside its visible box.
+function scrollInside(pane, target, pad = 16) {
+  const p = pane.getBoundingClientRect();
+  const t = target.getBoundingClientRect();
+  let { scrollTop, scrollLeft } = pane;
+  if (t.top < p.top + pad) scrollTop += t.top - p.top - pad;
+  else if (t.bottom > p.bottom - pad) scrollTop += t.bottom - p.bottom + pad;
+  if (t.left < p.left + pad) scrollLeft += t.left - p.left - pad;
+  else if (t.right > p.right - pad) scrollLeft += Math.min(t.right - p.right + pad, t.left - p.left - pad);
+  pane.scrollTo({ top: scrollTop, left: Math.max(0, scrollLeft), behavior: "instant" });
+}
+
+function clip(text, length = 160) {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+function round(n) {
+  return Math.round(n * 100) / 100;
 }
 
 customElements.define("grad-player", GradPlayer);

@@ -2,8 +2,9 @@
 
 The server draws a page in a render worker (app/render_pool.py), outside its own address
 space and under a time and memory budget, so this is a pure function of the trace: it returns
-what the player template reads (the drawn views, the steps, the final stills, the inspector's
-facts and the source lines) and nothing that only lives in the server.
+what the player template reads (each view drawn once, at the last step, so the page is right
+without JavaScript; the steps, the inspector's facts and the source lines) and nothing that only
+lives in the server.
 """
 
 from __future__ import annotations
@@ -26,12 +27,21 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
     return {
         "code": code,
         "ident": ident,
-        "rendered": rendered,
-        "finals": {name: still(rendered, name, last, standalone=False) for name in views},
+        # the raw drawings are not kept beside the page's: a cached page holds each view once
+        "rendered": {**rendered, "views": {n: _without_svg(v) for n, v in views.items()}},
+        "drawings": {name: still(rendered, name, last, standalone=False) for name in views},
         "player_data": {
             "steps": rendered["steps"],
-            "views": {name: {"nodes": view["nodes"]} for name, view in views.items()},
+            "views": {
+                name: {key: view[key] for key in ("nodes", "frames", "notice", "width", "height")}
+                for name, view in views.items()
+            },
             "inspect": facts(trace, drawn, rendered["steps"]),
+            "generations": rendered["generations"],
         },
         "lines": code.splitlines(),
     }
+
+
+def _without_svg(view: dict) -> dict:
+    return {key: value for key, value in view.items() if key != "svg"}

@@ -1,7 +1,8 @@
 """What a view shows at step k: the steps' changes folded up to k, and that as a still SVG.
 
 This is the player's contract written in Python. The browser player does the same fold; exports
-(PNG/PDF/GIF frames), the no-JavaScript view and the tests use `still`:
+(PNG/PDF/GIF frames), the page's drawing (the last step, right without JavaScript) and the
+tests use `still`:
 
 - visible: every id revealed at or before k, minus every id hidden since;
 - values and grads: for each id, the text the latest step at or before k gave it (the SVG
@@ -87,9 +88,10 @@ def frames(
 
 
 def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
-    """The SVG of `view` as it looks at step k. Standalone, it carries its own styles; inside a
-    page (whose stylesheet has the same rules, and whose CSP refuses inline styles) it does not,
-    and its ids are prefixed `still-`, as that page also holds the live views with the same ids."""
+    """The SVG of `view` as it looks at step k. Standalone, it carries its own styles (exports).
+    Inside a page (whose stylesheet has the same rules, and whose CSP refuses inline styles) it
+    does not; it is then the page's only drawing of the view, which the player folds back to any
+    step, so each text the state changed keeps its starting value in `data-start`."""
     steps = rendered["steps"]
     state = state_at(steps, view, k)
     error = bool(steps) and steps[k]["phase"] == "error"
@@ -113,12 +115,9 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
         group.set("class", " ".join(classes))
         for text in group.findall(f"{ns}text"):
             slot = text.get("class")
-            if slot == "value" and gid in state.values:
-                text.text = state.values[gid]
-            elif slot == "grad" and gid in state.grads:
-                text.text = state.grads[gid]
-    if not standalone:
-        for element in root.iter():
-            if element.get("id"):
-                element.set("id", f"still-{element.get('id')}")
+            texts = state.values if slot == "value" else state.grads if slot == "grad" else {}
+            if gid in texts and texts[gid] != (text.text or ""):
+                if not standalone:
+                    text.set("data-start", text.text or "")
+                text.text = texts[gid]
     return ET.tostring(root, encoding="unicode")

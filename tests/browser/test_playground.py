@@ -37,7 +37,7 @@ def test_stepping_with_the_keyboard_builds_the_graph_node_by_node(page, server_u
     expect(mul.locator("text").first).to_have_text("MulBackward0")
     expect(page.locator("[data-code] mark")).to_have_text("a * b")
     expect(page.locator("[data-narration]")).to_contain_text("MulBackward0")
-    assert page.url.endswith("#step=2")
+    assert page.url.endswith("#step=3")  # the hash is 1-based, as the counter
     shot(page, "playground-mul-recorded")
 
     page.keyboard.press("ArrowLeft")
@@ -60,7 +60,7 @@ def test_playing_the_backward_phase_adds_both_paths_into_a_grad(page, server_url
     expect(page.get_by_role("button", name="Play")).to_be_visible(timeout=15_000)
     expect(counter).to_have_text(re.compile(r"Step (\d+) of \1$"))
     # the step where a's two contributions meet says so, with the numbers
-    page.evaluate("window.location.hash = '#step=7'")
+    page.evaluate("window.location.hash = '#step=8'")
     expect(page.locator("[data-narration]")).to_contain_text("1 (through AddBackward0)")
     expect(page.locator("[data-narration]")).to_contain_text("= 5")
 
@@ -68,13 +68,13 @@ def test_playing_the_backward_phase_adds_both_paths_into_a_grad(page, server_url
 def test_a_step_link_opens_at_that_step(page, server_url, shot):
     run_seed_example(page, server_url)
     address = page.locator(".permalink a").get_attribute("href")
-    page.goto(f"{server_url}{address}#step=6")
+    page.goto(f"{server_url}{address}#step=7")
     expect(page.locator("[data-counter]")).to_have_text(re.compile(r"Step 7 of \d+"))
     expect(page.locator("[data-phase-label]")).to_have_text("backward")
     expect(page.locator("[data-narration]")).to_contain_text("MulBackward0")
     shot(page, "playground-step-link")
     # changing the hash moves the player too
-    page.evaluate("window.location.hash = '#step=0'")
+    page.evaluate("window.location.hash = '#step=1'")
     expect(page.locator("[data-counter]")).to_have_text(re.compile(r"Step 1 of"))
 
 
