@@ -71,4 +71,6 @@ class BodyLimit:
         headers = {"Connection": "close"}
         if scope["path"].startswith("/api/"):
             return JSONResponse({"detail": message}, status_code=413, headers=headers)
-        return PlainTextResponse(message, status_code=413, headers=headers)
+        # a page's only body is a snippet: say so, in words the result area can show as they are
+        sentence = f"The snippet is too long: {message}."
+        return PlainTextResponse(sentence, status_code=413, headers=headers)

@@ -87,7 +87,8 @@ async def show(
 def _busy(request: Request, page: str, code: str, busy: SandboxBusy | OverQuota | RenderBusy):
     """The form again, saying why nothing ran or was drawn, and when to try again."""
     headers = {"Retry-After": str(busy.retry_after)}
-    return _page(request, page, {"code": code, "problem": busy.message}, busy.status_code, headers)
+    context = {"code": code, "problem": busy.message, "retry_after": busy.retry_after}
+    return _page(request, page, context, busy.status_code, headers)
 
 
 def _page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):
