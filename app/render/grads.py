@@ -9,8 +9,10 @@ changes `.grad` silently: `zero_grad()`, `x.grad = None`, `x.grad = torch.zeros(
   the events tell the whole story;
 - where only resets to None are possible (`zero_grad()`, `x.grad = None`), a value stays known
   for as long as the trace proves it: until the next backward adds into the same `.grad` tensor
-  (a reset would have made a new one), or while an optimizer step still used it (optimizers
-  skip a parameter whose `.grad` is None). Past the last proof it is `UNKNOWN`;
+  (a reset would have made a new one), while an optimizer step still used it (optimizers
+  skip a parameter whose `.grad` is None), or while the code has not reached a reset yet (the
+  module's own statements run once, in order: see `_Order`). Past the last proof it is
+  `UNKNOWN`;
 - where anything is possible (`x.grad = <tensor>`, `zero_grad(set_to_none=False)`), a value is
   known only up to the end of the step that stated it (a backward counts as one step: nothing
   of the snippet's own runs in the middle of it).
@@ -22,6 +24,8 @@ the end of that backward its `.grad` is None, as printing it shows.
 
 from __future__ import annotations
 
+import ast
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -105,6 +109,10 @@ def history(trace: dict) -> dict[int, list[tuple[str, Known | _Unknown]]]:
             begun, reached = None, []
     out: dict[int, list[tuple[str, Known | _Unknown]]] = {}
     last = len(events) - 1
+    order = _Order(trace.get("code", ""), events) if mode == "resets" else None
+    for seq in range(last - 1, -1, -1):  # one call's events: nothing of the snippet between
+        if events[seq]["span"] is not None and events[seq]["span"] == events[seq + 1]["span"]:
+            backward_of[seq] = max(backward_of.get(seq, seq), backward_of.get(seq + 1, seq + 1))
     for tid, entries in stated.items():
         timeline: dict[int, Known | _Unknown] = {}
         seqs = sorted(entries)
@@ -112,10 +120,12 @@ def history(trace: dict) -> dict[int, list[tuple[str, Known | _Unknown]]]:
             entry = entries[seq]
             nxt = seqs[i + 1] if i + 1 < len(seqs) else None
             unknown_from = _doubt(mode, seq, nxt, entry, entries, proofs.get(tid, ()), backward_of)
+            if unknown_from is not None and order is not None:
+                unknown_from = order.first_doubt(unknown_from - 1)
             timeline[seq] = entry
-            if unknown_from is not None and unknown_from <= last and unknown_from not in entries:
-                if nxt is None or unknown_from < nxt:
-                    timeline[unknown_from] = UNKNOWN
+            doubted = unknown_from is not None and unknown_from <= last
+            if doubted and unknown_from not in entries and (nxt is None or unknown_from < nxt):
+                timeline[unknown_from] = UNKNOWN
         for seq in sorted(timeline):
             out.setdefault(seq, []).append((tid, timeline[seq]))
     return out
@@ -142,3 +152,71 @@ def _doubt(
         return None  # the next backward added into the same tensor: never reset in between
     proven = max((p for p in proofs if p > seq and (nxt is None or p < nxt)), default=end)
     return max(proven, end) + 1
+
+
+class _Order:
+    """Where the module's own statements put each event, to tell when no reset can have run.
+
+    Top-level statements run once, in order, so between two events made by top-level
+    statements only the statements between them run. An event made inside a function, a class,
+    a lambda or a generator (which may run later than it is written) has no place here; nor
+    has anything if a reset statement sits inside one of those."""
+
+    def __init__(self, code: str, events: list[dict]) -> None:
+        self.usable = False
+        try:
+            body = ast.parse(code).body
+        except (SyntaxError, ValueError):
+            return
+        starts = [node.lineno for node in body]
+        opaque = {i for i, node in enumerate(body) if _deferred(node)}
+        resets = []
+        for i, node in enumerate(body):
+            for inner in ast.walk(node):
+                if _is_reset(inner):
+                    if i in opaque:
+                        return
+                    resets.append(i)
+        self.resets = sorted(set(resets))
+        self.place: list[int | None] = []  # event seq → index of its top-level statement
+        for event in events:
+            span = event["span"]
+            index = bisect.bisect_right(starts, span[0]) - 1 if span else -1
+            ok = index >= 0 and index not in opaque and span[0] <= body[index].end_lineno
+            self.place.append(index if ok else None)
+        self.unplaced = [seq for seq, index in enumerate(self.place) if index is None]
+        placed = [(index, seq) for seq, index in enumerate(self.place) if index is not None]
+        self.placed_index = [index for index, _ in placed]  # non-decreasing: statements in order
+        self.placed_seq = [seq for _, seq in placed]
+        self.usable = self.placed_index == sorted(self.placed_index)
+
+    def first_doubt(self, seq: int) -> int:
+        """The first event after `seq` before which a reset may have run (a value known right
+        after event `seq` may not hold from there on); len(events) if none."""
+        after = seq + 1
+        if not self.usable or after >= len(self.place) or self.place[seq] is None:
+            return after
+        start = self.place[seq]
+        k = bisect.bisect_left(self.resets, start)
+        if k == len(self.resets):
+            reached = len(self.place)  # no reset is left to run
+        else:  # the first event made at or past the next reset's statement
+            j = bisect.bisect_left(self.placed_index, self.resets[k])
+            reached = self.placed_seq[j] if j < len(self.placed_seq) else len(self.place)
+        u = bisect.bisect_left(self.unplaced, after)
+        unplaced = self.unplaced[u] if u < len(self.unplaced) else len(self.place)
+        return max(after, min(reached, unplaced))
+
+
+def _deferred(node: ast.AST) -> bool:
+    """A top-level statement whose code may run at another time than where it stands."""
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp)
+    return any(isinstance(inner, kinds) for inner in ast.walk(node))
+
+
+def _is_reset(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Attribute) and func.attr == "zero_grad"
+    targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else []
+    return any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in targets)

@@ -18,7 +18,7 @@ from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.render import ops, values
+from app.render import grads, ops, values
 
 LABEL_LIMIT = 40
 
@@ -150,11 +150,15 @@ class _Builder:
         self.nodes_made: dict[int, list[str]] = {}
         for nid, record in self.trace["nodes"].items():
             self.nodes_made.setdefault(record["created"], []).append(nid)
+        self.first_grad: dict[str, int] = {}  # tensor → the event that first gave it a .grad
         for event in self.trace["events"]:
             if event["kind"] == "accumulate" or (
                 event["kind"] == "retain_grad" and event["captured"]
             ):
                 self.grads.add(event["grad_tensor"])
+                self.first_grad.setdefault(event["tensor"], event["seq"])
+        # an AccumulateGrad says "a.grad = None" when made only if nothing unseen can fill it
+        self.assignable = grads.silent_changes(self.trace["code"]) == "anything"
 
     def run(self) -> None:
         for event in self.trace["events"]:
@@ -306,13 +310,14 @@ class _Builder:
         labels = self.scene.labels
         if name == "AccumulateGrad":
             leaf = labels[record["variable"]]
+            empty = not self.assignable and self.first_grad.get(record["variable"], seq + 1) > seq
             self.autograd.add(
                 Element(
                     id=nid,
                     kind="accumulate",
                     classes=("accumulate",),
                     lines=(name,),
-                    value=f"{leaf}.grad = None",
+                    value=f"{leaf}.grad = None" if empty else "",
                     gen=gen,
                     key=("accumulate", name, _span(self.trace["events"][seq])),
                     title=f"AccumulateGrad of {leaf}: {record['formula']}",

@@ -19,10 +19,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from functools import partial
 
-from app.render import ops, values
+from app.render import grads, ops, values
 from app.render.explain import explain_error, explain_status
 from app.render.graph import Scene
-from app.render.narration import Narrator
+from app.render.narration import Narrator, operand
 
 VIEWS = ("tensors", "autograd")
 DELTA_KEYS = ("reveal", "hide", "focus", "values", "grads", "marks")
@@ -120,6 +120,18 @@ class _Stepper:
         self.changed: dict[str, list[int]] = defaultdict(list)  # tensor → seqs of its changes
         self.dirty = {view: set() for view in VIEWS}  # ids with a grads text showing
         self.savers: dict[str, list[str]] = defaultdict(list)  # tensor → nodes that saved it
+        # .grad as the program holds it (app/render/grads.py), and where the tensors view says it
+        self.history = grads.history(self.trace)
+        self.grad_state: dict[str, object] = {}  # tensor → grads.Known or grads.UNKNOWN
+        self.standing: dict[str, str] = {}  # element → its `grad …` statement ("" for none)
+        self.placed: dict[str, str] = {}  # tensor → the element showing its statement
+        self.badges: list[str] = []  # elements with a ∂root/∂x badge on the latest step
+        self.accumulator = {
+            record["variable"]: nid
+            for nid, record in self.trace["nodes"].items()
+            if record.get("variable")
+        }
+        self.phase = "forward"  # the phase the run is in
         for nid, record in self.trace["nodes"].items():
             for saved in dict.fromkeys(record["saved"]):
                 if saved == "result" and record["outputs"]:
@@ -137,13 +149,17 @@ class _Stepper:
     def step(
         self,
         kind: str,
-        phase: str,
+        phase: str | None,
         events: list[dict],
         text: str | Callable[[], str],
         name: str = "",
     ) -> dict:
         """A new step. Its text may be a function: written only if the step survives
-        condensing (see `condense`), which saves most of the work on very long traces."""
+        condensing (see `condense`), which saves most of the work on very long traces.
+        A phase of None: the phase the run is in (a print after a backward is not forward)."""
+        if phase is None:
+            phase = self.phase
+        self.phase = phase
         step = {
             "kind": kind,
             "phase": phase,
@@ -156,7 +172,48 @@ class _Stepper:
             "autograd": _Delta(),
         }
         self.steps.append(step)
+        for element in self.badges:  # a gradient passing through is gone after its step
+            step["tensors"].grads[element] = self.standing.get(element, "")
+        self.badges = []
         return step
+
+    def badge(self, delta: _Delta, element: str, of: str, grad: object) -> None:
+        """The gradient passing through a tensor, on this step only: ∂d/∂c = 1."""
+        root = operand(self.roots[0]) if len(self.roots) == 1 else "L"
+        delta.grads[element] = f"∂{root}/∂{operand(of)} = {values.box(grad)}"
+        self.badges.append(element)
+
+    def settle_grads(self, batch: list[dict]) -> None:
+        """The latest step's `grad …` statements: every .grad the batch's events changed
+        (or made unknown), and those of tensors an in-place change gave a new version."""
+        touched: dict[str, None] = {}
+        for event in batch:
+            for tid, state in self.history.get(event["seq"], ()):
+                self.grad_state[tid] = state
+                touched[tid] = None
+            if event["kind"] == "inplace" and event["tensor"] in self.grad_state:
+                touched[event["tensor"]] = None
+        if not touched:
+            return
+        step = self.steps[-1]
+        view, graph = step["tensors"], step["autograd"]
+        for tid in touched:
+            state = self.grad_state[tid]
+            known = isinstance(state, grads.Known)
+            said = values.box(state.value) if known else ""
+            text = f"grad {said}" if known else ""
+            element, old = self.element(tid), self.placed.get(tid)
+            if old is not None and old != element:  # a new version carries the statement
+                if self.standing.get(old) and old not in self.badges:
+                    view.grads[old] = ""
+                self.standing[old] = ""
+            said_before = self.standing.get(element) or element in self.badges
+            self.standing[element], self.placed[tid] = text, element
+            if element not in self.badges and (text or said_before):
+                view.grads[element] = text
+            nid = self.accumulator.get(tid)
+            if nid is not None:
+                graph.values[nid] = f"{self.scene.labels[tid]}.grad = {said}" if known else ""
 
     def _last_gen(self) -> int:
         return self.scene.gens[-1] if self.scene.gens else 1
@@ -166,6 +223,7 @@ class _Stepper:
     def run(self) -> list[dict]:
         for batch in batches(self.trace["events"]):
             self.batch(batch)
+            self.settle_grads(batch)
         self.ending()
         if not self.steps:
             self.step(
@@ -197,7 +255,7 @@ class _Stepper:
             self.grad_enabled = event["enabled"]
         step = self.step(
             "grad_mode",
-            "forward",
+            None,
             batch,
             partial(" ".join, [self.narrator.grad_mode(e) for e in switches]),
         )
@@ -210,7 +268,7 @@ class _Stepper:
                 self.grad_enabled = event["enabled"]
         step = self.step(
             "tensor",
-            "forward",
+            None,
             batch,
             partial(self.narrator.tensors_made, made),
             batch[0]["op"] or "",
@@ -227,7 +285,7 @@ class _Stepper:
         (event,) = batch
         step = self.step(
             "op",
-            "forward",
+            "forward" if event["node"] is not None else None,
             batch,
             partial(self.narrator.op, event, self.grad_enabled),
             event["name"],
@@ -262,7 +320,8 @@ class _Stepper:
         self.version[tid] = event["version"]
         self.changed[tid].append(event["seq"])
         text = partial(self.narrator.inplace, event, self.grad_enabled, saved_by)
-        step = self.step("inplace", "forward", batch, text, event["name"])
+        recorded = "forward" if event["node"] is not None else None
+        step = self.step("inplace", recorded, batch, text, event["name"])
         self.forward_op(step, event)
 
     def live_savers(self, tid: str, seq: int) -> list[str]:
@@ -279,7 +338,7 @@ class _Stepper:
     def optimizer(self, batch: list[dict]) -> None:
         step = self.step(
             "inplace",
-            "forward",
+            None,
             batch,
             partial(self.narrator.optimizer_step, batch),
             "optimizer.step",
@@ -300,7 +359,7 @@ class _Stepper:
         text = partial(self.narrator.retain_grad, event, root)
         tid = event["tensor"]
         if not event["captured"]:
-            step = self.step("retain_grad", "forward", batch, text)
+            step = self.step("retain_grad", None, batch, text)
             step["tensors"].focus.append(self.element(tid))
             return
         step = self.step("retain_grad", "backward", batch, text)
@@ -313,7 +372,7 @@ class _Stepper:
 
     def print(self, batch: list[dict]) -> None:
         (event,) = batch
-        self.step("print", "forward", batch, partial(self.narrator.printed, event))
+        self.step("print", None, batch, partial(self.narrator.printed, event))
 
     # ***** backward *****
 
@@ -341,7 +400,7 @@ class _Stepper:
         for tid, grad in zip(event["roots"], event["grads"], strict=True):
             shown = self.element(tid)
             view.focus.append(shown)
-            self.grad(view, "tensors", shown, f"grad {values.box(grad)}")
+            self.badge(view, shown, self.scene.labels[tid], grad)
 
     def grad(self, delta: _Delta, view: str, element: str, text: str) -> None:
         delta.grads[element] = text
@@ -374,10 +433,13 @@ class _Stepper:
         if op is None:
             return
         view.focus.append(op)
-        for edge, grad in zip(self.scene.out_edges[seq], event["grad_outputs"], strict=False):
+        for edge, tid, grad in zip(
+            self.scene.out_edges[seq], record["outputs"], event["grad_outputs"], strict=False
+        ):
             out = self.scene.tensors.edges[edge].head
             view.focus.append(out)
-            self.grad(view, "tensors", out, f"grad {values.box(grad)}")
+            if grad is not None:
+                self.badge(view, out, self.scene.labels[tid], grad)
         for slot, edge in enumerate(self.scene.in_edges[seq]):
             grad = event["grad_inputs"][slot] if slot < len(event["grad_inputs"]) else None
             if edge is None or grad is None or record["next"][slot][0] is None:
@@ -396,16 +458,13 @@ class _Stepper:
         self.ran.add(nid)
         text = partial(self.narrator.accumulate, event, before, reset)
         step = self.step("accumulate", "backward", batch, text, leaf)
-        label = self.scene.labels[leaf]
         graph = step["autograd"]
         graph.focus.append(nid)
-        graph.values[nid] = f"{label}.grad = {values.box(event['grad'])}"
         view = step["tensors"]
         shown, owner = self.element(grad), self.element(leaf)
         view.show += [owner, self.scene.grad_links[grad], shown]
         view.focus += [owner, shown]
-        view.values[shown] = values.box(event["grad"])
-        self.grad(view, "tensors", owner, f"grad {values.box(event['contribution'])}")
+        view.values[shown] = values.box(event["grad"])  # (owner's grad slot: settle_grads)
 
     def free(self, batch: list[dict]) -> None:
         free = batch[0]
@@ -757,6 +816,5 @@ ORDER = ("index", *STEP_KEYS, *VIEWS)
 def _touched(delta: dict) -> list[str]:
     """Everything a step needs visible (a grads text being cleared does not count)."""
     grads = [k for k, v in delta["grads"].items() if v]
-    return list(
-        dict.fromkeys([*delta["show"], *delta["focus"], *delta["values"], *grads, *delta["freed"]])
-    )
+    said = [k for k, v in delta["values"].items() if v]  # ("" unsays a value: a .grad unknown)
+    return list(dict.fromkeys([*delta["show"], *delta["focus"], *said, *grads, *delta["freed"]]))

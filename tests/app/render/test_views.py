@@ -231,7 +231,13 @@ def test_backward_is_drawn_with_the_numbers():
     steps = view["steps"]
     mul = next(s for s in steps if s["kind"] == "node_backward" and "MulBackward0" in s["text"])
     assert mul["autograd"]["grads"] == {"e-n1-n2": "4", "e-n1-n3": "3"}
-    assert mul["tensors"]["grads"] == {"t3": "grad 1", "e-t1-o2": "4", "e-t2-o2": "3"}
+    # the gradient passing through a*b is a badge (a*b keeps no .grad); d's badge is cleared
+    assert mul["tensors"]["grads"] == {
+        "t4": "",
+        "t3": "∂d/∂(a*b) = 1",
+        "e-t1-o2": "4",
+        "e-t2-o2": "3",
+    }
     acc = next(s for s in steps if s["kind"] == "accumulate")
     assert acc["autograd"]["values"] == {"n2": "a.grad = 5"}
     freed = next(s for s in steps if s["kind"] == "free")
