@@ -379,18 +379,20 @@ class _Builder:
 
     def roots(self, event: dict, gen: int) -> None:
         placed = []
+        lines = self.trace["code"].splitlines()
         for tid in event["roots"]:
             box = f"{tid}-root"
             if box not in self.autograd.elements:
+                name = root_name(self.scene.labels, lines, tid, event["span"])
                 self.autograd.add(
                     Element(
                         id=box,
                         kind="root",
                         classes=("root",),
-                        lines=(self.scene.labels[tid],),
+                        lines=(name,),
                         gen=gen,
                         key=("root", "root", _span(event)),
-                        title=f"{self.scene.labels[tid]}: where backward() starts",
+                        title=f"{name}: where backward() starts",
                     )
                 )
             fn = self.grad_fn.get(tid)
@@ -429,7 +431,76 @@ def display_labels(trace: dict) -> dict[str, str]:
                             step["name"], step["inputs"], ChainMap(short, labels)
                         )
         run = [event] if event is not None and event["kind"] == "op" else []
+    _number_rebindings(trace, labels, lines)
     return labels
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def subscript(n: int) -> str:
+    """3 → "₃": the k-th tensor a name was bound to, in creation order."""
+    return str(n).translate(_SUBSCRIPTS)
+
+
+def _number_rebindings(trace: dict, labels: dict[str, str], lines: list[str]) -> None:
+    """A name bound to several tensors (`y = y * x` in a loop, `loss` in each pass) labels
+    each its own way, y₁, y₂, … in creation order, so that ∂y₄/∂y₃ means something. A name
+    bound once stays plain; in-place versions are one tensor; `y₂.grad` follows its owner."""
+    tensors = trace["tensors"]
+    events = trace["events"]
+    owners = {}  # .grad tensor → its owner
+    for event in events:
+        if event.get("grad_tensor"):
+            owners.setdefault(event["grad_tensor"], event["tensor"])
+    bound: dict[str, list[str]] = {}
+    for tid, record in tensors.items():
+        label = record["label"]
+        if labels[tid] != label or tid in owners or label == "tensor":
+            continue
+        created = record["created"]
+        span = events[created]["span"] if 0 <= created < len(events) else None
+        if label != _expression(lines, span):  # a name, not the source text it was made by
+            bound.setdefault(label, []).append(tid)
+    for label, tids in bound.items():
+        if len(tids) > 1:
+            tids.sort(key=lambda t: (tensors[t]["created"], len(t), t))
+            for k, tid in enumerate(tids, start=1):
+                labels[tid] = f"{label}{subscript(k)}"
+    for grad, owner in owners.items():
+        if labels[grad] == f"{tensors[owner]['label']}.grad" and owner in labels:
+            labels[grad] = f"{labels[owner]}.grad"
+
+
+def _expression(lines: list[str], span: list | None) -> str:
+    """The label the tracer gives a tensor no variable names: its span's text, whitespace
+    collapsed, cut to LABEL_LIMIT (engine/tracer.py, `Tracer._expression`)."""
+    if not span:
+        return "tensor"
+    line, col, end_line, end_col = span
+    chunk = lines[line - 1 : end_line]
+    if chunk:
+        chunk[-1] = chunk[-1][:end_col] if line != end_line else chunk[-1][col:end_col]
+        if line != end_line:
+            chunk[0] = chunk[0][col:]
+    text = " ".join(" ".join(chunk).split())
+    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+
+
+def root_name(labels: dict[str, str], lines: list[str], tid: str, span: list | None) -> str:
+    """What a backward's root is called: the expression `.backward()` was called on when it
+    is a name (`loss.backward()` on a tensor made as `result` inside a function is `loss`),
+    else the tensor's label. A name bound several times gives the tensor's own label (y₆)."""
+    text = _source(lines, span)
+    receiver = text[: text.rindex(".backward(")].strip() if ".backward(" in text else ""
+    label = labels[tid]
+    if receiver.split(".")[0] == "torch":  # torch.autograd.backward(loss): not a receiver
+        return label
+    if not receiver.isidentifier() and not all(p.isidentifier() for p in receiver.split(".")):
+        return label
+    if label == receiver or label.rstrip("₀₁₂₃₄₅₆₇₈₉") == receiver:
+        return label
+    return receiver
 
 
 _INFIX = {"+": "+", "−": "-", "×": "*", "÷": "/", "@": "@", "**": "**"}

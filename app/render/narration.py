@@ -13,7 +13,7 @@ import re
 
 from app.render import ops, values
 from app.render.explain import explain_error, explain_status
-from app.render.graph import Scene
+from app.render.graph import Scene, root_name
 
 SOURCE_LIMIT = 40  # longest source excerpt quoted, in characters
 MESSAGE_LIMIT = 200  # an error message longer than this is quoted up to its first sentence
@@ -382,17 +382,20 @@ class Narrator:
 
     # ***** backward *****
 
-    def root(self, tid: str) -> str:
-        """How a backward's root is written in ∂root/∂x: its name, or L for an expression."""
-        label = self.scene.labels[tid]
+    def root(self, tid: str, span: list | None = None) -> str:
+        """How a backward's root is written in ∂root/∂x: its name (as `.backward()` was
+        called on it, when `span` is that call's), or L for an expression."""
+        label = root_name(self.scene.labels, self.lines, tid, span)
         return label if _NAME.match(label) and len(label) <= ROOT_LIMIT else "L"
 
     def backward_begin(self, event: dict) -> str:
-        roots = [self.scene.labels[t] for t in event["roots"]]
+        single = len(event["roots"]) == 1
+        span = event["span"] if single else None
+        roots = [root_name(self.scene.labels, self.lines, t, span) for t in event["roots"]]
         call = self.quoted(event["span"])
-        if len(roots) == 1:
+        if single:
             grad = event["grads"][0]
-            root = self.root(event["roots"][0])
+            root = self.root(event["roots"][0], span)
             start = (
                 f"with ∂{root}/∂{root} = 1"
                 if grad == 1

@@ -379,7 +379,8 @@ class _Stepper:
     def backward_begin(self, batch: list[dict]) -> None:
         (event,) = batch
         self.in_backward = True
-        self.roots = [self.narrator.root(t) for t in event["roots"]]
+        span = event["span"] if len(event["roots"]) == 1 else None
+        self.roots = [self.narrator.root(t, span) for t in event["roots"]]
         self.ran, self.reached = set(), {}
         step = self.step(
             "backward_begin", "backward", batch, partial(self.narrator.backward_begin, event)
