@@ -50,8 +50,10 @@ def matches(request: Request, tag: str) -> bool:
 
 
 def not_modified(tag: str, headers: dict[str, str]) -> Response:
-    """The 304: no body, and the headers a 200 would have given that describe the cache."""
-    return Response(status_code=304, headers={"ETag": tag, **headers})
+    """The 304: no body, and the headers a 200 would have given that describe the cache (its
+    Vary too: compression adds Accept-Encoding to a 200, never to an empty 304)."""
+    vary = ", ".join(filter(None, (headers.get("Vary"), "Accept-Encoding")))
+    return Response(status_code=304, headers={"ETag": tag, **headers, "Vary": vary})
 
 
 class CachedStaticFiles(StaticFiles):
@@ -61,6 +63,8 @@ class CachedStaticFiles(StaticFiles):
     def file_response(self, *args, **kwargs) -> Response:
         response = super().file_response(*args, **kwargs)
         response.headers["Cache-Control"] = STATIC
+        if response.status_code == 304:
+            response.headers["Vary"] = "Accept-Encoding"  # as its 200 has, from compression
         return response
 
 

@@ -114,6 +114,7 @@ def test_a_matching_tag_is_a_304_and_another_a_200(client, ident, encoding):
         assert again.status_code == 304, path
         assert again.content == b"" and again.headers["etag"] == tag
         assert again.headers["cache-control"] == fresh.headers["cache-control"]
+        assert again.headers["vary"] == fresh.headers["vary"], path
         assert _has_security_headers(again)
         listed = client.get(path, headers={**encoding, "If-None-Match": f'"other", W/{tag}'})
         assert listed.status_code == 304, path  # a list, and a weak form, still match
