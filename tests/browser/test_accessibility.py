@@ -177,3 +177,68 @@ def test_the_missing_trace_page(a11y_page, server_url, shot):
     shot(a11y_page, "a11y-missing-trace")
     # Chromium reports the 404 answer itself as a console error: that one is expected here
     a11y_page.problems[:] = [p for p in a11y_page.problems if "404 (Not Found)" not in p]
+
+
+# ***** the dark scheme (prefers-color-scheme: dark), and the page around the player *****
+
+
+def editor_ready(page) -> None:
+    """CodeMirror is mounted over the textarea (it loads after the page)."""
+    expect(page.get_by_role("textbox", name="Your snippet")).to_have_attribute(
+        "contenteditable", "true"
+    )
+
+
+def is_dark(page) -> bool:
+    """Whether the page's background is dark: the scheme really switched."""
+    return page.evaluate(
+        """() => {
+            const [r, g, b] = getComputedStyle(document.body).backgroundColor
+                .match(/\\d+/g).map(Number);
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b < 60;
+        }"""
+    )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_editor_with_codemirror(a11y_page, server_url, shot, scheme):
+    a11y_page.emulate_media(color_scheme=scheme)
+    a11y_page.goto(server_url + "/")
+    editor_ready(a11y_page)
+    assert is_dark(a11y_page) == (scheme == "dark")
+    audit(a11y_page, f"the editor in the {scheme} scheme")
+    shot(a11y_page, f"a11y-editor-{scheme}")
+
+
+def test_the_page_after_run_in_the_dark_scheme(a11y_page, server_url, shot):
+    a11y_page.emulate_media(color_scheme="dark")
+    a11y_page.goto(server_url + "/")
+    editor_ready(a11y_page)
+    run(a11y_page)
+    assert is_dark(a11y_page)
+    audit(a11y_page, "the page after Run, dark scheme, first step")
+    shot(a11y_page, "a11y-dark-after-run")
+    a11y_page.locator("grad-player").focus()
+    a11y_page.keyboard.press("End")
+    expect(phase(a11y_page)).not_to_have_text("forward")
+    audit(a11y_page, "the page after Run, dark scheme, last step")
+    a11y_page.get_by_text("Edit the snippet").click()
+    editor_ready(a11y_page)
+    audit(a11y_page, "the editor opened again after Run, dark scheme")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_refusal_and_the_running_status(a11y_page, server_url, shot, scheme):
+    a11y_page.emulate_media(color_scheme=scheme)
+    a11y_page.goto(server_url + "/")
+    editor_ready(a11y_page)
+    held = []
+    a11y_page.route("**/run", lambda route: held.append(route))
+    a11y_page.get_by_role("button", name="Run").click()
+    expect(a11y_page.get_by_role("status").filter(has_text="Running")).to_be_visible()
+    audit(a11y_page, f"a run in flight, {scheme} scheme")
+    held[0].fulfill(status=503, headers={"Retry-After": "5"}, body="")
+    expect(a11y_page.locator("#result [role=alert]")).to_contain_text("Try again in 5 seconds.")
+    audit(a11y_page, f"a 503 answer, {scheme} scheme")
+    shot(a11y_page, f"a11y-refusal-{scheme}")
+    a11y_page.problems[:] = [p for p in a11y_page.problems if "status of 503" not in p]
