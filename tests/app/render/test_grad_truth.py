@@ -24,7 +24,8 @@ import pytest
 
 from app.examples import EXAMPLES
 from app.render import graph, playback, steps
-from engine import grad_mode
+from app.render.inspector import UNKNOWN_GRAD, facts
+from engine import grad_mode, printing
 from engine.snippet import compile_snippet, reset_engine_state, snippet_globals
 from engine.tracer import Tracer, Truncated, _capturing
 
@@ -72,7 +73,7 @@ class _Observing(Tracer):
                 seen[tid] = _MISSING
             else:
                 g = t._grad
-                seen[tid] = None if g is None else np.array(g._array, dtype=np.float64)
+                seen[tid] = None if g is None else g._array.copy()
         self.after.append(seen)
 
 
@@ -140,6 +141,46 @@ def falsehoods(code: str) -> list[str]:
 
 
 def disagreements(trace: dict, after: list, scene: graph.Scene, final: list[dict]) -> list[str]:
+    return drawn_disagreements(trace, after, scene, final) + inspector_disagreements(
+        trace, after, scene, final
+    )
+
+
+def shown_at(detail: str | list, k: int) -> str:
+    """What a fact (contract C1: a string, or [step, text] pairs from step 0) says at step k."""
+    if isinstance(detail, str):
+        return detail
+    assert detail[0][0] == 0 and [s for s, _ in detail] == sorted(s for s, _ in detail)
+    return [text for step, text in detail if step <= k][-1]
+
+
+def inspector_disagreements(trace, after, scene, final) -> list[str]:
+    """The inspector's `.grad` row, as print(t.grad) would show it at each step."""
+    ids = [*scene.tensors.elements, *scene.autograd.elements]
+    rows = facts(trace, ids, final)
+    bad = []
+    last_seq = -1
+    for k, step in enumerate(final):
+        if step["seq"]:
+            last_seq = step["seq"][1]
+        if last_seq < 0:
+            continue
+        for element, facts_of in rows.items():
+            match = _ELEMENT.match(element)
+            grad = [d for term, d in facts_of if term == ".grad"]
+            if not match or not grad:
+                continue
+            text = shown_at(grad[0], k)
+            actual = after[last_seq].get(match.group(1), _MISSING)
+            if actual is _MISSING or text == UNKNOWN_GRAD or text.startswith("a "):
+                continue
+            want = "None" if actual is None else printing.tensor_repr(actual, actual.dtype.name)
+            if text != want:
+                bad.append(f"step {k + 1}: inspector says {element}.grad is {text!r}, not {want!r}")
+    return bad
+
+
+def drawn_disagreements(trace, after, scene, final) -> list[str]:
     accumulators = {
         nid: record["variable"]
         for nid, record in trace["nodes"].items()
@@ -260,3 +301,13 @@ def test_a_print_after_backward_keeps_the_phase():
     assert after_first[0]["phase"] == "forward"
     phases = [s["phase"] for s in final]
     assert "freed" in phases and phases.index("forward", phases.index("freed")) > 0
+
+
+def test_the_oracle_catches_a_false_inspector_row():
+    trace, after = observed_run(EXAMPLES_BY_SLUG["retain-grad"])
+    scene, final = drawn_steps(trace)
+    assert inspector_disagreements(trace, after, scene, final) == []
+    accumulate = next(e for e in trace["events"] if e["kind"] == "accumulate")
+    accumulate["grad"] = 4.0  # a's .grad is 5
+    complaints = inspector_disagreements(trace, after, scene, final)
+    assert complaints and all("tensor(4.)" in c for c in complaints)

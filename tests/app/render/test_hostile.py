@@ -150,3 +150,36 @@ def test_player_context_is_json_and_inspects_what_was_drawn():
     assert set(context["player_data"]["inspect"]) <= drawn
     assert {"t1", "t2", "n1"} <= set(context["player_data"]["inspect"])
     assert context["lines"] == trace["code"].splitlines() and context["ident"] == "abc"
+
+
+GRADS_LOOP = (
+    "import torch\n"
+    "x = torch.tensor(1.0, requires_grad=True)\n"
+    "for i in range({n}):\n"
+    "    y = x * 2\n"
+    "    y.retain_grad()\n"
+    "    y.backward()\n"
+    "    x.grad = None\n"
+    "    with torch.no_grad():\n"
+    "        x.add_(0)\n"
+)
+
+
+def _steps_and_facts(trace: dict) -> None:
+    from app.render.inspector import facts
+
+    scene = graph.build(trace)
+    final = steps.finish(steps.build(scene), {})
+    facts(trace, [*scene.tensors.elements, *scene.autograd.elements], final)
+
+
+def test_grad_history_names_and_inspector_take_linear_time():
+    """.grad knowledge (app/render/grads.py), subscripted names and the inspector's facts over a
+    loop that rebinds y, retains its grad, resets x.grad and bumps x's version each pass."""
+    small = trace_snippet(GRADS_LOOP.format(n=150), max_events=100_000)
+    large = trace_snippet(GRADS_LOOP.format(n=600), max_events=100_000)
+    assert len(large["events"]) > 3.5 * len(small["events"])
+    cpu_seconds(lambda: _steps_and_facts(small), runs=1)  # warm up
+    assert cpu_seconds(lambda: _steps_and_facts(large), 2) < 8 * cpu_seconds(
+        lambda: _steps_and_facts(small), 2
+    )
