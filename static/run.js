@@ -97,8 +97,10 @@ if (form && editor && result) {
   document.addEventListener("htmx:afterSwap", (event) => {
     if (fromRunForm(event) && event.detail.xhr.status < 300) showResult();
   });
-  // a trace's own page opens with the editor folded: start at the player too
+  // a trace's own page opens with the editor folded: start at the player too (every time:
+  // the browser would otherwise put back the scroll of the entry, taken before the run)
   if (!editor.open && result.querySelector("grad-player")) {
+    history.scrollRestoration = "manual";
     result.querySelector("grad-player").scrollIntoView({ block: "start" });
   }
 }
