@@ -43,6 +43,12 @@ INK = "#222222"
 GREY = "#777777"
 BLUE, SKY, GREEN, ORANGE = "#0072B2", "#56B4E9", "#009E73", "#E69F00"
 YELLOW, VERMILLION, PURPLE = "#F0E442", "#D55E00", "#CC79A7"
+# Text and lines need contrast that the palette's light hues lack (vermillion is 3.9:1 on
+# white, orange 2.3:1): gradients are written in a darker vermillion (4.9:1 or more on white
+# and on every fill below, WCAG's 4.5:1 for text), saved tensors drawn in a darker orange
+# (4.2:1 on white, 3.6:1 on their fill: WCAG's 3:1 for graphics).
+GRAD_INK = "#A04000"
+SAVED_LINE = "#A87000"
 TINT = {
     BLUE: "#CCE3F0",
     SKY: "#DDF0FB",
@@ -68,7 +74,7 @@ _NODE_STYLE: dict[str, dict[str, str]] = {
     "saved": {
         "shape": "box",
         "style": "filled,dashed",
-        "color": ORANGE,
+        "color": SAVED_LINE,
         "fillcolor": TINT[ORANGE],
         "fontsize": "10",
         "height": "0.3",
@@ -84,7 +90,7 @@ _EDGE_STYLE: dict[str, dict[str, str]] = {
     "flow": {"color": INK},
     "next": {"color": BLUE},
     "root-link": {"color": INK},
-    "saved-link": {"color": ORANGE, "style": "dashed"},
+    "saved-link": {"color": SAVED_LINE, "style": "dashed"},
     "grad-link": {"color": GREEN, "style": "dashed"},
     "detach": {"color": GREY, "style": "dotted"},
 }
@@ -139,6 +145,9 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
         if edge.id in skipped:
             continue
         attrs = {**_EDGE_STYLE.get(edge.classes[0], {})}
+        grad = texts.get(edge.id, {}).get("grad")
+        if grad:  # a label Graphviz places itself, so that it keeps clear of every node
+            attrs.update(label=_measure(grad), fontsize=str(FONT_SIZE - 1))
         if edge.back:
             attrs["dir"] = "back"
         if not edge.arrow:
@@ -284,7 +293,8 @@ def _rewrite(
             group = _curve(edge, local[edge.tail], local[edge.head], lanes[edge.tail], ns)
             drawing.insert(n, group)
             drawn.insert(n, edge_id)
-            _edge(group, edge, bool(texts.get(edge_id, {}).get("grad")), ns)
+            left = lanes[edge.tail] < local[edge.tail][0]
+            _edge(group, edge, bool(texts.get(edge_id, {}).get("grad")), ns, left)
     if lanes:  # lanes beside the picture: widen it to hold them (and their gradients' text)
         left = max(0.0, -(min(lanes.values()) + shift[0]) + 12)
         right = max(0.0, max(lanes.values()) + shift[0] + 60 - width)
@@ -338,11 +348,25 @@ def _node(group: ET.Element, element: Element, texts: dict[str, str], ns: str) -
     for line, node, (cls, _) in zip(shown, group.findall(f"{ns}text"), lines, strict=False):
         node.set("class", cls)
         node.text = line
+        if cls == "grad":
+            node.set("fill", GRAD_INK)
 
 
-def _edge(group: ET.Element, edge: Edge, carries_grad: bool, ns: str) -> None:
+def _edge(group: ET.Element, edge: Edge, carries_grad: bool, ns: str, left: bool = False) -> None:
+    """An edge's attributes; one that carries a gradient gets its (empty) `grad` text where
+    Graphviz placed its label, or, for an edge drawn down a lane, beside the lane on the side
+    away from the nodes."""
     group.set("data-gen", str(edge.gen))
+    placed = group.find(f"{ns}text")
     if not carries_grad:
+        return
+    style = {"font-family": FONT, "font-size": str(FONT_SIZE - 1), "fill": GRAD_INK}
+    if placed is not None:
+        for key in list(placed.attrib):
+            if key not in ("x", "y"):
+                del placed.attrib[key]
+        placed.attrib.update({"class": "grad", "text-anchor": "middle", **style})
+        placed.text = ""
         return
     path = group.find(f"{ns}path")
     if path is None:
@@ -353,12 +377,10 @@ def _edge(group: ET.Element, edge: Edge, carries_grad: bool, ns: str) -> None:
         f"{ns}text",
         {
             "class": "grad",
-            "x": f"{x + 4:.2f}",
+            "x": f"{x - 4 if left else x + 4:.2f}",
             "y": f"{y + 3:.2f}",
-            "text-anchor": "start",
-            "font-family": FONT,
-            "font-size": str(FONT_SIZE - 1),
-            "fill": VERMILLION,
+            "text-anchor": "end" if left else "start",
+            **style,
         },
     )
     text.text = ""
