@@ -113,11 +113,9 @@ class GradPlayer extends HTMLElement {
         smallestFont: fonts.length ? Math.min(...fonts) : 0,
         elements: elementsOf(svg),
       };
+      // a node's <title> is its accessible name (SVG-AAM), so no aria-label is needed
       for (const { el } of drawings[name].elements) {
-        if (!el.classList.contains("node")) continue;
-        el.setAttribute("role", "button");
-        const title = el.querySelector("title")?.textContent;
-        if (title) el.setAttribute("aria-label", title);
+        if (el.classList.contains("node")) el.setAttribute("role", "button");
       }
     }
     return drawings;
