@@ -15,7 +15,8 @@ the same output, byte for byte. Its shape is documented in docs/render.md. In sh
 
 Modules, one concept each: `graph` (the two graphs), `stacks` (big graphs stacked),
 `layout` (Graphviz and the SVG), `steps` (events → steps), `narration` and `ops` (the words),
-`explain` (errors and limits), `values` (numbers as text), `playback` (a step's still frame).
+`explain` (errors and limits), `values` (numbers as text), `grads` (what `.grad` holds
+when), `inspector` (facts for the node inspector), `playback` (a step's still frame).
 """
 
 from __future__ import annotations

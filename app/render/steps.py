@@ -132,6 +132,7 @@ class _Stepper:
             if record.get("variable")
         }
         self.phase = "forward"  # the phase the run is in
+        self.root_names: dict[str, str] = {}  # a running backward's roots: label → ∂ name
         for nid, record in self.trace["nodes"].items():
             for saved in dict.fromkeys(record["saved"]):
                 if saved == "result" and record["outputs"]:
@@ -180,6 +181,7 @@ class _Stepper:
     def badge(self, delta: _Delta, element: str, of: str, grad: object) -> None:
         """The gradient passing through a tensor, on this step only: ∂d/∂c = 1."""
         root = operand(self.roots[0]) if len(self.roots) == 1 else "L"
+        of = self.root_names.get(of, of)  # the root itself is ∂L/∂L, whatever its label
         delta.grads[element] = f"∂{root}/∂{operand(of)} = {values.box(grad)}"
         self.badges.append(element)
 
@@ -381,6 +383,9 @@ class _Stepper:
         self.in_backward = True
         span = event["span"] if len(event["roots"]) == 1 else None
         self.roots = [self.narrator.root(t, span) for t in event["roots"]]
+        self.root_names = dict(
+            zip((self.scene.labels[t] for t in event["roots"]), self.roots, strict=True)
+        )
         self.ran, self.reached = set(), {}
         step = self.step(
             "backward_begin", "backward", batch, partial(self.narrator.backward_begin, event)
@@ -398,10 +403,10 @@ class _Stepper:
                 graph.show.append(edge)
                 self.grad(graph, "autograd", edge, values.box(grad))
                 self.reached[self.scene.autograd.edges[edge].tail] = None
-        for tid, grad in zip(event["roots"], event["grads"], strict=True):
+        for tid, name, grad in zip(event["roots"], self.roots, event["grads"], strict=True):
             shown = self.element(tid)
             view.focus.append(shown)
-            self.badge(view, shown, self.scene.labels[tid], grad)
+            self.badge(view, shown, name, grad)  # ∂L/∂L = 1 for a root called L
 
     def grad(self, delta: _Delta, view: str, element: str, text: str) -> None:
         delta.grads[element] = text
