@@ -34,6 +34,8 @@ def forgive_refused_loads(page, status: int | str) -> None:
 
 def put_code(page, code: str) -> None:
     content = page.get_by_role("textbox", name="Your snippet")
+    # CodeMirror mounts after the page loads; until then that textbox is the plain textarea
+    expect(content).to_have_attribute("contenteditable", "true")
     content.click()
     page.keyboard.press("ControlOrMeta+a")
     page.keyboard.insert_text(code)

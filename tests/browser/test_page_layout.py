@@ -92,15 +92,18 @@ def test_before_any_run_the_editor_is_open(sized_page, server_url):
 
 
 @pytest.mark.parametrize("sized_page", [LAPTOP], indirect=True)
-def test_after_run_one_screen_holds_code_graph_narration_and_controls(sized_page, server_url, shot):
-    sized_page.goto(server_url + "/")
+@pytest.mark.parametrize("slug", ["two-paths", "mlp-training"])
+def test_after_run_one_screen_holds_code_graph_narration_and_controls(
+    sized_page, server_url, shot, slug
+):
+    sized_page.goto(f"{server_url}/?example={slug}")
     run(sized_page)
     expect(editor(sized_page)).not_to_have_attribute("open", "")
     assert off_screen(sized_page) == {}
-    shot(sized_page, "layout-after-run-1280")
+    shot(sized_page, f"layout-after-run-1280-{slug}")
     # the folded editor opens again, with the code that ran
     sized_page.get_by_text("Edit the snippet").click()
-    expect(sized_page.get_by_role("textbox", name="Your snippet")).to_contain_text("d.backward()")
+    expect(sized_page.get_by_role("textbox", name="Your snippet")).to_contain_text(".backward()")
 
 
 @pytest.mark.parametrize("sized_page", [LAPTOP], indirect=True)
@@ -117,7 +120,9 @@ def test_a_trace_page_opens_on_one_screen_with_the_editor_folded(
 def test_after_run_the_keys_step_the_player(sized_page, server_url):
     # Run took the focus with it as the editor folded: it lands on the player, not the page
     sized_page.goto(server_url + "/")
-    sized_page.get_by_role("textbox", name="Your snippet").click()
+    content = sized_page.get_by_role("textbox", name="Your snippet")
+    expect(content).to_have_attribute("contenteditable", "true")  # CodeMirror has mounted
+    content.click()
     sized_page.keyboard.press("Control+Enter")
     expect(sized_page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 1 of"))
     expect(sized_page.locator("grad-player")).to_be_focused()
