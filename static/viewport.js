@@ -44,15 +44,12 @@ export function centredOn(rect, box, scale) {
   };
 }
 
-// Framing `rect` at `scale`: centred if it fits, else its top-left corner in view.
+// Framing `rect` at `scale`: centred, except that a rect taller than the box shows its top
+// (a graph is drawn top down, so where it starts).
 export function framed(rect, box, scale) {
-  const [x, y, width, height] = rect;
+  const [, y, , height] = rect;
   const centred = centredOn(rect, box, scale);
-  return {
-    x: width * scale <= box.width ? centred.x : x,
-    y: height * scale <= box.height ? centred.y : y,
-    scale,
-  };
+  return { ...centred, y: height * scale <= box.height ? centred.y : y };
 }
 
 // Zoom by `factor` about the box point (px, py) (CSS pixels from its top-left): the drawing's

@@ -178,6 +178,7 @@ def test_the_viewport_maths(page, server_url):
           out.same = vp.revealing(still, box, near) === still;
           out.union = vp.union([[0, 0, 10, 10], [20, 5, 10, 10]]);
           out.framed = vp.framed([0, 0, 400, 300], box, 1);
+          out.framedTall = vp.framed([0, 0, 400, 3000], box, 1);
           return out;
         }"""
     )
@@ -192,3 +193,4 @@ def test_the_viewport_maths(page, server_url):
     assert results["same"]
     assert results["union"] == [0, 0, 30, 15]
     assert results["framed"] == {"x": -200, "y": -150, "scale": 1}  # centred: it fits
+    assert results["framedTall"] == {"x": -200, "y": 0, "scale": 1}  # too tall: its top
