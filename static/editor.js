@@ -87,8 +87,14 @@ async function mount(form, textarea, keys) {
       ],
     }),
   });
+  const typing = document.activeElement === textarea;
   textarea.after(host);
   textarea.hidden = true;
+  if (typing) {
+    // the learner was already in the plain box: carry on where the cursor was
+    view.dispatch({ selection: { anchor: Math.min(textarea.selectionStart, view.state.doc.length) } });
+    view.focus();
+  }
   // the label names the editor now; clicking it should still put the cursor in the snippet
   label.removeAttribute("for");
   label.addEventListener("click", () => view.focus());
