@@ -17,6 +17,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.client_address import Network, client_scheme
 
+# style-src 'self' holds for the code editor too: CodeMirror's styles go into a constructed
+# stylesheet of the editor's shadow root (static/editor.js), not into <style> elements
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
