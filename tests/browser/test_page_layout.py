@@ -133,7 +133,8 @@ def test_after_run_the_keys_step_the_player(sized_page, server_url):
 @pytest.mark.parametrize("sized_page", [PHONE], indirect=True)
 def test_on_a_phone_the_editor_page_fits_its_width(sized_page, server_url, shot):
     sized_page.goto(server_url + "/?example=mlp-training")
-    expect(sized_page.get_by_role("textbox", name="Your snippet")).to_be_visible()
+    content = sized_page.get_by_role("textbox", name="Your snippet")
+    expect(content).to_have_attribute("contenteditable", "true")  # CodeMirror, long lines and all
     assert overflow(sized_page) <= PHONE["width"]
     shot(sized_page, "layout-phone-editor")
 
