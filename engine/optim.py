@@ -32,9 +32,10 @@ class Optimizer:
                 if p._grad is None:
                     continue
                 if set_to_none:
-                    p._grad = None
+                    p.grad = None  # through the setter, so a trace records it
                 else:
                     p._grad._array[...] = 0
+                    _bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

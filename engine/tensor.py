@@ -135,7 +135,15 @@ class Tensor:
                 f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
                 "the same size"
             )
+        changed = value is not self._grad
         self._grad = value
+        if changed and tracing.current is not None:
+            tracing.current.on_grad_set(self)
+
+    @grad.deleter
+    def grad(self) -> None:
+        # as in PyTorch, `del x.grad` leaves .grad as None
+        self.grad = None
 
     @property
     def retains_grad(self) -> bool:

@@ -218,6 +218,25 @@ class Tracer:
             {"seq": seq, "kind": "retain_grad", "tensor": tid, "captured": False, "span": span}
         )
 
+    def on_grad_set(self, t: Tensor) -> None:
+        """The program replaced `t.grad` (`x.grad = g`, `del x.grad`, zero_grad())."""
+        span = self._where()
+        tid = self._ensure(t, span)
+        grad = t._grad
+        grad_id = None if grad is None else self._ensure(grad, span)
+        seq = self._seq()
+        event = {
+            "seq": seq,
+            "kind": "grad_set",
+            "tensor": tid,
+            "grad": None,
+            "grad_tensor": grad_id,
+            "span": span,
+        }
+        if grad is not None:
+            self._values.put(event, "grad", grad._array)
+        self.events.append(event)
+
     def on_backward_begin(self, tensors, root_grads, keep_graph: bool) -> None:
         span = self._backward_span = self._where()
         ids = [self._ensure(t, span) for t in tensors]

@@ -151,6 +151,22 @@ S(
 """,
 )
 S(
+    "grad-changes",
+    """
+    import torch
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    (w * 3).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    (w * 2).sum().backward()
+    w.grad = None
+    w.grad = torch.ones(2)
+    (w * w).sum().backward()
+    del w.grad
+    print(w.grad)
+""",
+)
+S(
     "retain-grad",
     """
     import torch

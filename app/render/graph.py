@@ -18,7 +18,7 @@ from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.render import grads, ops, values
+from app.render import ops, values
 
 LABEL_LIMIT = 40
 
@@ -152,13 +152,11 @@ class _Builder:
             self.nodes_made.setdefault(record["created"], []).append(nid)
         self.first_grad: dict[str, int] = {}  # tensor → the event that first gave it a .grad
         for event in self.trace["events"]:
-            if event["kind"] == "accumulate" or (
-                event["kind"] == "retain_grad" and event["captured"]
+            if event["kind"] in ("accumulate", "retain_grad", "grad_set") and event.get(
+                "grad_tensor"
             ):
                 self.grads.add(event["grad_tensor"])
                 self.first_grad.setdefault(event["tensor"], event["seq"])
-        # an AccumulateGrad says "a.grad = None" when made only if nothing unseen can fill it
-        self.assignable = grads.silent_changes(self.trace["code"]) == "anything"
 
     def run(self) -> None:
         for event in self.trace["events"]:
@@ -187,7 +185,7 @@ class _Builder:
                 ]
             elif kind == "backward_begin":
                 self.roots(event, gen)
-            elif kind in ("accumulate", "retain_grad") and event.get("grad_tensor"):
+            elif kind in ("accumulate", "retain_grad", "grad_set") and event.get("grad_tensor"):
                 self.grad_link(event, gen)
 
     # ***** tensors view *****
@@ -310,7 +308,7 @@ class _Builder:
         labels = self.scene.labels
         if name == "AccumulateGrad":
             leaf = labels[record["variable"]]
-            empty = not self.assignable and self.first_grad.get(record["variable"], seq + 1) > seq
+            empty = self.first_grad.get(record["variable"], seq + 1) > seq
             self.autograd.add(
                 Element(
                     id=nid,

@@ -46,7 +46,6 @@ VIEWS = {
 }
 
 ADDRESS = "0x…"
-UNKNOWN_GRAD = "not recorded here: zero_grad() or an assignment to .grad may have changed it"
 
 # PyTorch's names for a grad_fn's inputs, where they are not (self, other): what its saved
 # tensors are called (`grad_fn._saved_mat1`).
@@ -92,11 +91,10 @@ class _Facts:
         self.lines = trace["code"].splitlines()
         self.labels = graph.display_labels(trace)
         self.step_of = _step_of(steps, len(self.events))
-        self.unknown_start = grads.silent_changes(trace["code"]) == "anything"
         self.grad_rows: dict[str, list[list]] = {}  # tensor → its .grad over the run
         for seq, changes in sorted(grads.history(trace).items()):
             for tid, state in changes:
-                row = self.grad_rows.setdefault(tid, [[0, self._start_grad()]])
+                row = self.grad_rows.setdefault(tid, [[0, "None"]])
                 _put(row, self.step_of[seq], self._grad_text(state))
         self.version_rows: dict[str, list[list]] = {}
         self.version_fn: dict[tuple[str, int], str | None] = {}  # (tensor, version) → grad_fn
@@ -162,7 +160,7 @@ class _Facts:
             shown = f"Parameter containing:\n{shown}"  # how print() shows an nn.Parameter
         rows += [
             ["value", shown],
-            [".grad", _once(self.grad_rows.get(tid)) or self._start_grad()],
+            [".grad", _once(self.grad_rows.get(tid)) or "None"],
             ["grad_fn", object_text(name)],
             ["is_leaf", str(fn is None)],
             ["requires_grad", str(record.get("requires_grad", False))],
@@ -175,12 +173,7 @@ class _Facts:
             rows.append([ADDRESS, _ADDRESS_NOTE])
         return rows
 
-    def _start_grad(self) -> str:
-        return UNKNOWN_GRAD if self.unknown_start else "None"
-
-    def _grad_text(self, state: object) -> str:
-        if not isinstance(state, grads.Known):
-            return UNKNOWN_GRAD
+    def _grad_text(self, state: grads.Known) -> str:
         if state.value is None:
             return "None"
         dtype = self.tensors.get(state.holder, {}).get("dtype", "float32")
@@ -199,7 +192,7 @@ class _Facts:
                 ["variable", label],
                 ["next_functions", "()"],
                 ["computes", f"{label}.grad += the gradient that arrives"],
-                [f"{label}.grad", _once(self.grad_rows.get(leaf)) or self._start_grad()],
+                [f"{label}.grad", _once(self.grad_rows.get(leaf)) or "None"],
             ]
         else:
             rows += [

@@ -380,6 +380,71 @@ class Narrator:
             f"{values.say(event['grad'])}."
         )
 
+    def grad_changes(self, events: list[dict], owner_of: dict[str, str]) -> str:
+        """One statement's changes of `.grad`: `grad_set` events (`x.grad = …`, `del x.grad`,
+        zero_grad()) and the in-place zeroing of zero_grad(set_to_none=False); `owner_of`
+        says whose .grad each .grad tensor is."""
+        statement = self.statement(events[0]["span"])
+        to_none = [e["tensor"] for e in events if e["kind"] == "grad_set" and not e["grad_tensor"]]
+        zeroed = [e for e in events if e["kind"] == "inplace"]
+        assigned = [e for e in events if e["kind"] == "grad_set" and e["grad_tensor"]]
+        parts = []
+        if to_none:
+            one = len(to_none) == 1
+            fresh = (
+                "a fresh gradient instead of adding to the old one"
+                if one
+                else "fresh gradients instead of adding to the old ones"
+            )
+            if statement.startswith("`del "):
+                done = f"deletes {self.grads_of(to_none)}, which leaves {'it' if one else 'them'}"
+            else:
+                done = f"sets {self.grads_of(to_none)} to"
+            parts.append(f"{statement} {done} None, so the next backward() starts from {fresh}.")
+        if zeroed:
+            owners = [owner_of.get(e["tensor"]) for e in zeroed]
+            one = len(zeroed) == 1
+            if None in owners:  # a .grad tensor whose owner the trace does not say
+                what = listing([self.scene.labels[e["tensor"]] for e in zeroed])
+            else:
+                what = self.grads_of(owners)
+            parts.append(
+                f"{statement} fills {what} with zeros in place (the same "
+                f"{'tensor' if one else 'tensors'}, now at version {zeroed[0]['version']}), so "
+                f"the next backward() adds into zeros."
+            )
+        for event in assigned:
+            owner, grad = self.scene.labels[event["tensor"]], event["grad_tensor"]
+            value = values.say(event["grad"])
+            label = self.scene.labels[grad]
+            given = value if label == f"{owner}.grad" else f"{label} = {value} (that very tensor)"
+            parts.append(
+                f"{statement} sets {owner}.grad to {given}, so the next backward() adds its "
+                f"gradient into it."
+            )
+        return " ".join(parts)
+
+    def statement(self, span: list | None) -> str:
+        """The statement a .grad change came from: a call as its span shows it, an assignment
+        or `del` (whose span is only the `x.grad` it targets) as its whole line."""
+        text = self.source(span)
+        if span and text.endswith(".grad") and span[0] == span[2]:
+            line = " ".join(self.lines[span[0] - 1].split())
+            if len(line) <= SOURCE_LIMIT and not line.endswith(":"):
+                return f"`{line}`"
+        return self.quoted(span)
+
+    def grads_of(self, tids: list[str]) -> str:
+        """`w.grad`, `.grad of w and b`, `.grad of 4 parameters`: the .grad of these tensors."""
+        if len(tids) == 1:
+            return f"{self.scene.labels[tids[0]]}.grad"
+        if len(tids) < TERMS_LIMIT:
+            return f".grad of {listing([self.scene.labels[t] for t in tids])}"
+        events = self.trace["events"]
+        made = [events[self.tensors[t]["created"]] for t in tids]
+        parameters = all(e["kind"] == "tensor" and e["op"] == "parameter" for e in made)
+        return f".grad of {count(len(tids), 'parameter' if parameters else 'tensor')}"
+
     # ***** backward *****
 
     def root(self, tid: str, span: list | None = None) -> str:
@@ -477,8 +542,8 @@ class Narrator:
             parts = (terms if n == 1 else f"{terms} = {total}") + note
         if before is None and reset:
             return (
-                f"{leaf}.grad had been set back to None since the last backward() (as "
-                f"zero_grad() does), so it starts afresh: {leaf}.grad = {parts}."
+                f"{leaf}.grad had been set back to None since the last backward(), so it "
+                f"starts afresh: {leaf}.grad = {parts}."
             )
         if before is None:
             return f"{leaf}.grad = {parts}."

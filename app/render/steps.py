@@ -31,7 +31,14 @@ RECORDING = ("op", "inplace", "pass")  # steps that record nodes (again, for a s
 # Events that are bookkeeping around something else: grouped with neighbours at the same span.
 _QUIET_INPLACE = {"optimizer.step"}
 
-FORWARD = {"tensor", "op", "inplace", "grad_mode", "print"}
+FORWARD = {"tensor", "op", "inplace", "grad_mode", "print", "grad_set"}
+
+
+def _grad_change(event: dict) -> bool:
+    """The program changing a .grad: `x.grad = …`, zero_grad(), or its in-place zeroing."""
+    return event["kind"] == "grad_set" or (
+        event["kind"] == "inplace" and event["name"] == "zero_grad"
+    )
 
 
 def _quiet(event: dict) -> bool:
@@ -79,6 +86,8 @@ def _joins(last: dict, event: dict, all_quiet: bool, common_op: object) -> bool:
         return True
     if event["span"] != last["span"]:
         return False
+    if _grad_change(event) and _grad_change(last):  # one statement's changes of .grad
+        return True
     if _quiet(event) and all_quiet:
         return True
     return (
@@ -111,7 +120,8 @@ class _Stepper:
         self.grad_enabled = True
         self.version: dict[str, int] = {}  # tensor id → its version now
         self.grad_values: dict[str, object] = {}  # .grad tensor id → its value now
-        self.grad_tensor: dict[str, str] = {}  # leaf → its latest .grad tensor
+        self.grad_tensor: dict[str, str | None] = {}  # leaf → its latest .grad tensor
+        self.owner_of: dict[str, str] = {}  # .grad tensor → whose .grad it is (last set)
         self.roots: list[str] = []  # the running backward's roots, as ∂root/∂x writes them
         self.in_backward = False
         self.ran: set[str] = set()
@@ -122,7 +132,7 @@ class _Stepper:
         self.savers: dict[str, list[str]] = defaultdict(list)  # tensor → nodes that saved it
         # .grad as the program holds it (app/render/grads.py), and where the tensors view says it
         self.history = grads.history(self.trace)
-        self.grad_state: dict[str, object] = {}  # tensor → grads.Known or grads.UNKNOWN
+        self.grad_state: dict[str, grads.Known] = {}  # tensor → what its .grad holds now
         self.standing: dict[str, str] = {}  # element → its `grad …` statement ("" for none)
         self.placed: dict[str, str] = {}  # tensor → the element showing its statement
         self.badges: list[str] = []  # elements with a ∂root/∂x badge on the latest step
@@ -186,8 +196,8 @@ class _Stepper:
         self.badges.append(element)
 
     def settle_grads(self, batch: list[dict]) -> None:
-        """The latest step's `grad …` statements: every .grad the batch's events changed
-        (or made unknown), and those of tensors an in-place change gave a new version."""
+        """The latest step's `grad …` statements: every .grad the batch's events changed,
+        and those of tensors an in-place change gave a new version."""
         touched: dict[str, None] = {}
         for event in batch:
             for tid, state in self.history.get(event["seq"], ()):
@@ -200,10 +210,8 @@ class _Stepper:
         step = self.steps[-1]
         view, graph = step["tensors"], step["autograd"]
         for tid in touched:
-            state = self.grad_state[tid]
-            known = isinstance(state, grads.Known)
-            said = values.box(state.value) if known else ""
-            text = f"grad {said}" if known else ""
+            said = values.box(self.grad_state[tid].value)
+            text = f"grad {said}"
             element, old = self.element(tid), self.placed.get(tid)
             if old is not None and old != element:  # a new version carries the statement
                 if self.standing.get(old) and old not in self.badges:
@@ -215,7 +223,7 @@ class _Stepper:
                 view.grads[element] = text
             nid = self.accumulator.get(tid)
             if nid is not None:
-                graph.values[nid] = f"{self.scene.labels[tid]}.grad = {said}" if known else ""
+                graph.values[nid] = f"{self.scene.labels[tid]}.grad = {said}"
 
     def _last_gen(self) -> int:
         return self.scene.gens[-1] if self.scene.gens else 1
@@ -241,6 +249,8 @@ class _Stepper:
         kind = first["kind"]
         if any(e["kind"] == "inplace" and e["name"] in _QUIET_INPLACE for e in batch):
             self.optimizer(batch)
+        elif _grad_change(first):
+            self.grad_changes(batch)
         elif kind == "tensor":
             self.tensor(batch)
         elif kind == "grad_mode":
@@ -320,6 +330,8 @@ class _Stepper:
         tid = event["tensor"]
         saved_by = self.live_savers(tid, event["seq"])
         self.version[tid] = event["version"]
+        if tid in self.grad_values:  # w.grad.zero_(): what the next backward adds to
+            self.grad_values[tid] = event["value"]
         self.changed[tid].append(event["seq"])
         text = partial(self.narrator.inplace, event, self.grad_enabled, saved_by)
         recorded = "forward" if event["node"] is not None else None
@@ -355,6 +367,36 @@ class _Stepper:
             elif event["kind"] == "tensor":
                 step["tensors"].show.append(event["tensor"])
 
+    def grad_changes(self, batch: list[dict]) -> None:
+        """One statement's changes of .grad: each owner, and the .grad it now has."""
+        for event in batch:
+            if event["kind"] == "grad_set":
+                grad = event["grad_tensor"]
+                self.grad_tensor[event["tensor"]] = grad
+                if grad is not None:
+                    self.owner_of[grad] = event["tensor"]
+                    self.grad_values[grad] = event["grad"]
+        text = partial(self.narrator.grad_changes, batch, dict(self.owner_of))
+        step = self.step("grad_set", None, batch, text)
+        view = step["tensors"]
+        for event in batch:
+            if event["kind"] == "inplace":  # zero_grad(set_to_none=False) zeroes in place
+                tid = event["tensor"]
+                self.version[tid] = event["version"]
+                self.changed[tid].append(event["seq"])
+                if tid in self.grad_values:
+                    self.grad_values[tid] = event["value"]
+                self.forward_op(step, event)
+                continue
+            owner = self.element(event["tensor"])
+            view.show.append(owner)
+            view.focus.append(owner)
+            grad = event["grad_tensor"]
+            if grad is not None:
+                shown = self.element(grad)
+                view.show += [self.scene.grad_links[grad], shown]
+                view.focus.append(shown)
+
     def retain_grad(self, batch: list[dict]) -> None:
         (event,) = batch
         root = self.roots[0] if self.roots else "the output"
@@ -367,6 +409,7 @@ class _Stepper:
         step = self.step("retain_grad", "backward", batch, text)
         view, grad = step["tensors"], event["grad_tensor"]
         self.grad_values[grad] = event["grad"]
+        self.owner_of[grad] = tid
         shown = self.element(grad)
         view.show += [self.element(tid), self.scene.grad_links[grad], shown]
         view.focus += [self.element(tid), shown]
@@ -458,9 +501,10 @@ class _Stepper:
         leaf, grad, nid = event["tensor"], event["grad_tensor"], event["node"]
         before = self.grad_values.get(grad)
         self.grad_values[grad] = event["grad"]
-        # a new .grad tensor for a leaf that had one: something (zero_grad()) set it to None
+        # a new .grad tensor for a leaf that had one: the program set it to None meanwhile
         reset = self.grad_tensor.get(leaf, grad) != grad
         self.grad_tensor[leaf] = grad
+        self.owner_of[grad] = leaf
         self.ran.add(nid)
         text = partial(self.narrator.accumulate, event, before, reset)
         step = self.step("accumulate", "backward", batch, text, leaf)

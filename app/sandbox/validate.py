@@ -35,10 +35,6 @@ TOP_KEYS = {
 TENSOR_KEYS = {"label", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "value", "created"}
 NODE_KEYS = {"name", "inputs", "outputs", "next", "saved", "formula", "created"}
 OUTCOME_KEYS = {"status", "type", "message", "span"}
-EVENT_KINDS = {
-    "tensor", "op", "inplace", "grad_mode", "retain_grad", "backward_begin", "node_backward",
-    "accumulate", "free", "backward_end", "print", "error",
-}  # fmt: skip
 ACCUMULATE = "AccumulateGrad"
 
 TENSOR_ID = re.compile(r"t[0-9]{1,7}")
@@ -250,6 +246,16 @@ class _Checker:
             self.ref(self.tensors, event["grad_tensor"], seq, optional=False)
             _value(event["grad"], "retain_grad grad")
 
+    def event_grad_set(self, event: dict, seq: int) -> None:
+        self.keys(event, {"tensor", "grad", "grad_tensor"})
+        self.ref(self.tensors, event["tensor"], seq, optional=False)
+        # the new .grad existed before it was assigned; None (no tensor) has no value
+        self.ref(self.tensors, event["grad_tensor"], seq - 1)
+        if event["grad_tensor"] is None:
+            _expect(event["grad"] is None, "grad_set grad")
+        else:
+            _value(event["grad"], "grad_set grad")
+
     def event_backward_begin(self, event: dict, seq: int) -> None:
         self.keys(event, {"roots", "grads", "retain_graph"})
         self.refs(self.tensors, event["roots"], seq, "roots", optional=False)
@@ -354,6 +360,13 @@ class _Checker:
             _expect("type" in outcome and "message" in outcome, "error outcome")
         if "span" in outcome:
             _span(outcome["span"])
+
+
+# The event kinds are the checker's `event_<kind>` methods (docs/trace.schema.json lists the
+# same ones; a test holds the two together), so a kind cannot be accepted without its check.
+EVENT_KINDS = frozenset(
+    name.removeprefix("event_") for name in vars(_Checker) if name.startswith("event_")
+)
 
 
 # ***** values and text *****

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from engine import random as rng
 from engine import tracing
 from engine.nn import functional as F
-from engine.tensor import Tensor
+from engine.tensor import Tensor, _bump
 
 
 class Parameter(Tensor):
@@ -100,9 +100,10 @@ class Module:
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
-                    p._grad = None
+                    p.grad = None  # through the setter, so a trace records it
                 else:
                     p._grad._array[...] = 0
+                    _bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
 
     def train(self, mode: bool = True) -> Module:
         for m in self.modules():

@@ -7,7 +7,13 @@ actual `.grad` (the engine's own objects, not the trace). Then the steps are fol
 the program held at that step's last event:
 
 - a tensor's `grad` slot in the tensors view, `grad 4` / `grad None` (contract C2);
-- an AccumulateGrad's value line in the autograd view, `a.grad = 4` / `a.grad = None`.
+- an AccumulateGrad's value line in the autograd view, `a.grad = 4` / `a.grad = None`;
+- the inspector's `.grad` row, as `print(t.grad)` shows it.
+
+And no slot may stay silent: once the program has first given a tensor a `.grad` (backward or
+an assignment), the slot of that tensor's current box states it (`grad …` or `grad None`) at
+every step it is drawn, except for the one step a gradient passing through is shown there
+instead (a `∂d/∂c = 1` badge).
 
 Texts are read back into numbers here, independently of how the renderer writes them.
 """
@@ -24,7 +30,7 @@ import pytest
 
 from app.examples import EXAMPLES
 from app.render import graph, playback, steps
-from app.render.inspector import UNKNOWN_GRAD, facts
+from app.render.inspector import facts
 from engine import grad_mode, printing
 from engine.snippet import compile_snippet, reset_engine_state, snippet_globals
 from engine.tracer import Tracer, Truncated, _capturing
@@ -172,12 +178,34 @@ def inspector_disagreements(trace, after, scene, final) -> list[str]:
                 continue
             text = shown_at(grad[0], k)
             actual = after[last_seq].get(match.group(1), _MISSING)
-            if actual is _MISSING or text == UNKNOWN_GRAD or text.startswith("a "):
+            if actual is _MISSING or text.startswith("a "):
                 continue
             want = "None" if actual is None else printing.tensor_repr(actual, actual.dtype.name)
             if text != want:
                 bad.append(f"step {k + 1}: inspector says {element}.grad is {text!r}, not {want!r}")
     return bad
+
+
+def first_grads(after: list[dict[str, object]]) -> dict[str, int]:
+    """tensor id → the first event after which the program held a .grad for it."""
+    first: dict[str, int] = {}
+    for seq, seen in enumerate(after):
+        for tid, grad in seen.items():
+            if grad is not None and grad is not _MISSING:
+                first.setdefault(tid, seq)
+    return first
+
+
+def versions(trace: dict) -> list[dict[str, int]]:
+    """Per event seq, the version of every tensor an in-place change has reached by then
+    (only the changed ones, shared between seqs until the next change)."""
+    now: dict[str, int] = {}
+    out = []
+    for event in trace["events"]:
+        if event["kind"] == "inplace":
+            now = {**now, event["tensor"]: event["version"]}
+        out.append(now)
+    return out
 
 
 def drawn_disagreements(trace, after, scene, final) -> list[str]:
@@ -188,6 +216,8 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
     }
     bad = []
     last_seq = -1
+    first = first_grads(after)
+    version_at = versions(trace)
     for k, step in enumerate(final):
         if step["seq"]:
             last_seq = step["seq"][1]
@@ -195,6 +225,15 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
             continue
         truth = after[last_seq]
         tensors = playback.state_at(final, "tensors", k)
+        for tid, since in first.items():
+            element = scene.version.get((tid, version_at[last_seq].get(tid, 0)), tid)
+            if since > last_seq or element not in tensors.visible:
+                continue
+            if truth.get(tid, _MISSING) is _MISSING:
+                continue  # garbage collected: the program cannot print it any more
+            text = tensors.grads.get(element, "")
+            if not text.startswith(("grad ", "∂")):
+                bad.append(f"step {k + 1}: {element} states no .grad ({text!r})")
         for element, text in tensors.grads.items():
             said = claim(text)
             match = _ELEMENT.match(element)
@@ -276,21 +315,140 @@ def test_accumulation_zeroing_and_reset_follow_the_program():
     trace, _ = observed_run(accumulate)
     _, final = drawn_steps(trace)
     said = [s["tensors"]["grads"]["t1"] for s in final if "t1" in s["tensors"].get("grads", {})]
-    assert said == ["grad 6", "grad 12", "grad 18", "", "grad 2"]
+    assert said == ["grad 6", "grad 12", "grad 18", "grad None", "grad 2"]
     assert final_grads(SNIPPETS["grad-zero-inplace"])["t1"] == "grad [2, 2]"
     _, final = drawn_steps(observed_run(SNIPPETS["grad-zero-inplace"])[0])
     said = [s["tensors"]["grads"]["t1"] for s in final if "t1" in s["tensors"].get("grads", {})]
     assert said == ["grad [5, 5]", "grad [0, 0]", "grad [2, 2]"]
 
 
-def test_zero_grad_leaves_no_stale_grad():
-    """optimizer.zero_grad() leaves no event, so past it w's slot states nothing."""
-    code = SNIPPETS["optim-zero-grad-none"]
-    assert "t1" not in final_grads(code) and "t1-v1" not in final_grads(code)
+def slot_over_run(code: str, tid: str) -> list[tuple[str, str]]:
+    """(step kind, what tensor `tid`'s current box says) at every step, as the player folds
+    them, from its first statement on."""
     trace, _ = observed_run(code)
-    _, final = drawn_steps(trace)
-    step = next(s for s in final if s["kind"] == "inplace")  # opt.step() used w.grad: still 3
-    assert step["tensors"]["grads"]["t1-v1"] == "grad [3]"
+    scene, final = drawn_steps(trace)
+    version_at = versions(trace)
+    out, last_seq = [], 0
+    for k, step in enumerate(final):
+        last_seq = step["seq"][1] if step["seq"] else last_seq
+        element = scene.version.get((tid, version_at[last_seq].get(tid, 0)), tid)
+        text = playback.state_at(final, "tensors", k).grads.get(element, "")
+        if text or out:
+            out.append((step["kind"], text))
+    return out
+
+
+def test_zero_grad_states_none():
+    """opt.zero_grad() is recorded: past it w says `grad None`, as print(w.grad) does."""
+    said = slot_over_run(SNIPPETS["optim-zero-grad-none"], "t1")
+    assert said == [
+        ("accumulate", "grad [3]"),
+        ("free", "grad [3]"),
+        ("print", "grad [3]"),
+        ("inplace", "grad [3]"),  # opt.step() used it
+        ("grad_set", "grad None"),
+        ("print", "grad None"),
+        ("print", "grad None"),
+    ]
+
+
+def test_mlp_training_parameters_say_grad_none_during_the_next_forward():
+    trace, after = observed_run(EXAMPLES_BY_SLUG["mlp-training"])
+    scene, final = drawn_steps(trace)
+    first = next(t for t, r in trace["tensors"].items() if r["label"] == "model.0.weight")
+    version_at = versions(trace)
+    pass_two = [k for k, s in enumerate(final) if s["generation"] == 2 and s["phase"] == "forward"]
+    assert len(pass_two) > 3
+    for k in pass_two:
+        last_seq = final[k]["seq"][1]
+        element = scene.version[(first, version_at[last_seq].get(first, 0))]
+        state = playback.state_at(final, "tensors", k)
+        assert element in state.visible
+        assert state.grads[element] == "grad None", k
+        assert after[last_seq][first] is None
+    reset = next(s for s in final if s["kind"] == "grad_set" and s["generation"] == 2)
+    assert reset["text"] == (
+        "Line 11: `optimizer.zero_grad()` sets .grad of 4 parameters to None, so the next "
+        "backward() starts from fresh gradients instead of adding to the old ones."
+    )
+
+
+def test_assigning_none_states_none():
+    code = """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+(x * 2).sum().backward()
+x.grad = None
+print(x.grad)
+"""
+    assert falsehoods(code) == []
+    assert slot_over_run(code, "t1")[-2:] == [("grad_set", "grad None"), ("print", "grad None")]
+
+
+def test_assigning_a_tensor_states_its_values():
+    code = """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+x.grad = torch.zeros(2)
+print(x.grad)
+(x * 3).sum().backward()
+print(x.grad)
+"""
+    assert falsehoods(code) == []
+    said = slot_over_run(code, "t1")
+    assert said[:2] == [("grad_set", "grad [0, 0]"), ("print", "grad [0, 0]")]
+    assert said[-1] == ("print", "grad [3, 3]")  # backward added into the assigned tensor
+    trace, _ = observed_run(code)
+    (event,) = [e for e in trace["events"] if e["kind"] == "grad_set"]
+    accumulate = next(e for e in trace["events"] if e["kind"] == "accumulate")
+    assert accumulate["grad_tensor"] == event["grad_tensor"]
+
+
+def test_zero_grad_keeping_the_tensors_states_zeros():
+    code = """import torch
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+(w * 3).sum().backward()
+opt.zero_grad(set_to_none=False)
+print(w.grad)
+(w * 2).sum().backward()
+print(w.grad)
+"""
+    assert falsehoods(code) == []
+    said = slot_over_run(code, "t1")
+    assert ("grad_set", "grad [0, 0]") in said
+    assert said[-1] == ("print", "grad [2, 2]")
+    _, final = drawn_steps(observed_run(code)[0])
+    (step,) = [s for s in final if s["kind"] == "grad_set"]
+    assert "fills w.grad with zeros in place" in step["text"]
+    assert (
+        "w.grad was already [0, 0]"
+        in next(s for s in final[::-1] if s["kind"] == "accumulate")["text"]
+    )
+
+
+def test_deleting_grad_states_none():
+    code = """import torch
+x = torch.tensor(2.0, requires_grad=True)
+(x * x).backward()
+del x.grad
+print(x.grad)
+"""
+    assert falsehoods(code) == []
+    said = slot_over_run(code, "t1")
+    assert said[-2:] == [("grad_set", "grad None"), ("print", "grad None")]
+    _, final = drawn_steps(observed_run(code)[0])
+    (step,) = [s for s in final if s["kind"] == "grad_set"]
+    assert step["text"].startswith("Line 4: `del x.grad` deletes x.grad, which leaves it None")
+
+
+def test_the_oracle_catches_a_silent_slot():
+    """A slot left blank after the program gave the tensor a .grad is caught."""
+    trace, after = observed_run(SNIPPETS["optim-zero-grad-none"])
+    scene, final = drawn_steps(trace)
+    assert disagreements(trace, after, scene, final) == []
+    reset = next(s for s in final if s["kind"] == "grad_set")
+    reset["tensors"]["grads"] = {k: "" for k in reset["tensors"]["grads"]}
+    complaints = disagreements(trace, after, scene, final)
+    assert complaints and all("states no .grad" in c for c in complaints)
 
 
 def test_a_print_after_backward_keeps_the_phase():

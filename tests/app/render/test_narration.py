@@ -238,6 +238,7 @@ with torch.no_grad():
 b += 1
 b.backward()
 print(a.grad, b.grad)
+a.grad = None
 b.backward()
 """
 
