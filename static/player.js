@@ -397,13 +397,14 @@ class GradPlayer extends HTMLElement {
     if (target !== this.viewports[name]) this.showViewport(name, target, !reducedMotion.matches);
   }
 
-  // At a readable scale; where the pass does not fit at it, its own new graph comes first
+  // At a readable scale, the whole pass if it fits; where it does not, its own new graph first
   // (the parameters a loop reuses sit far apart), then the step's focus.
   initialViewport(name, g, box) {
     const drawing = this.drawings[name];
     const frame = this.frameOf(name, g);
     const scale = vp.initialScale(box, frame, drawing.smallestFont);
-    const framed = vp.framed(this.ownRect(name, g) || frame, box, scale);
+    const whole = frame[2] * scale <= box.width && frame[3] * scale <= box.height;
+    const framed = vp.framed(whole ? frame : this.ownRect(name, g) || frame, box, scale);
     const focus = this.focusRect(name);
     return focus ? vp.revealing(framed, box, focus) : framed;
   }

@@ -75,9 +75,10 @@ export function shows(viewport, box, rect, margin = 0) {
 }
 
 // The least pan that brings `rect` into view (`margin` px in); centred on it when it cannot
-// fit whole at this scale. Unchanged when it is already in view.
+// fit whole at this scale. Unchanged when it is already wholly in view, even near an edge: a
+// pan for the margin alone would push a graph that fits off the other edge.
 export function revealing(viewport, box, rect, margin = 24) {
-  if (shows(viewport, box, rect, margin)) return viewport;
+  if (shows(viewport, box, rect, 0)) return viewport;
   const [vx, vy, vw, vh] = viewBoxOf(viewport, box);
   const m = margin / viewport.scale;
   const [x, y, width, height] = rect;
