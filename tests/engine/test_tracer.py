@@ -82,6 +82,23 @@ h.retain_grad()
 h.sum().backward()
 print(h.grad, x.grad)
 """,
+    "grad_changes": """\
+import torch
+from torch import nn
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+opt.zero_grad()
+(w * 3).sum().backward()
+opt.zero_grad(set_to_none=False)
+w.grad = w.grad
+g = torch.ones(2)
+w.grad = g
+del w.grad
+w.grad = None
+model = nn.Linear(2, 1)
+model(w).sum().backward()
+model.zero_grad()
+""",
     "inplace_and_views": """\
 import torch
 x = torch.zeros(2, 3)
@@ -422,6 +439,45 @@ def test_retain_grad_is_requested_then_captured() -> None:
     assert captured["captured"] is True and captured["tensor"] == asked["tensor"]
     assert captured["grad"] == [1.0, 1.0, 1.0]
     assert label_of(trace, captured["grad_tensor"]) == "h.grad"
+
+
+def test_every_change_of_grad_is_a_grad_set_or_an_inplace_zeroing() -> None:
+    code = SNIPPETS["grad_changes"]
+    trace = run(code)
+    changes = [e for e in trace["events"] if e["kind"] in ("grad_set", "inplace")]
+    said = [
+        (text_at(code, e["span"]), e["kind"], label_of(trace, e["tensor"]), e.get("grad"))
+        for e in changes
+    ]
+    # zero_grad() with nothing in .grad, and `w.grad = w.grad`, change nothing: no event
+    assert said == [
+        ("opt.zero_grad(set_to_none=False)", "inplace", "w.grad", None),
+        ("w.grad", "grad_set", "w", [1.0, 1.0]),  # w.grad = g
+        ("w.grad", "grad_set", "w", None),  # del w.grad
+        ("model.zero_grad()", "grad_set", "model.weight", None),
+        ("model.zero_grad()", "grad_set", "model.bias", None),
+    ]
+    zeroing = changes[0]
+    assert (zeroing["name"], zeroing["node"], zeroing["version"], zeroing["value"]) == (
+        "zero_grad",
+        None,
+        1,
+        [0.0, 0.0],
+    )
+    accumulate = next(e for e in of_kind(trace, "accumulate") if e["tensor"] == "t1")
+    assert zeroing["tensor"] == accumulate["grad_tensor"]  # the same .grad tensor, zeroed
+    assigned = changes[1]
+    (made,) = [e for e in of_kind(trace, "tensor") if e["op"] == "ones"]
+    assert assigned["grad_tensor"] == made["tensor"]  # g itself, not a copy
+    assert all(e["grad_tensor"] is None for e in changes[2:])
+
+
+def test_del_grad_leaves_none_as_in_pytorch() -> None:
+    trace = run("import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"
+                "del x.grad\nprint(x.grad)\n")  # fmt: skip
+    assert trace["outcome"] == {"status": "ok"} and trace["stdout"] == "None\n"
+    (event,) = of_kind(trace, "grad_set")
+    assert event["grad_tensor"] is None and event["grad"] is None
 
 
 def test_no_grad_records_grad_mode_events_and_no_nodes() -> None:

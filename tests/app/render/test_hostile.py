@@ -155,10 +155,13 @@ def test_player_context_is_json_and_inspects_what_was_drawn():
 GRADS_LOOP = (
     "import torch\n"
     "x = torch.tensor(1.0, requires_grad=True)\n"
+    "opt = torch.optim.SGD([x], lr=0.0)\n"
     "for i in range({n}):\n"
     "    y = x * 2\n"
     "    y.retain_grad()\n"
     "    y.backward()\n"
+    "    opt.zero_grad(set_to_none=False)\n"
+    "    x.grad = torch.ones(())\n"
     "    x.grad = None\n"
     "    with torch.no_grad():\n"
     "        x.add_(0)\n"
@@ -175,7 +178,8 @@ def _steps_and_facts(trace: dict) -> None:
 
 def test_grad_history_names_and_inspector_take_linear_time():
     """.grad knowledge (app/render/grads.py), subscripted names and the inspector's facts over a
-    loop that rebinds y, retains its grad, resets x.grad and bumps x's version each pass."""
+    loop that rebinds y, retains its grad, zeroes, assigns and resets x.grad and bumps x's
+    version each pass."""
     small = trace_snippet(GRADS_LOOP.format(n=150), max_events=100_000)
     large = trace_snippet(GRADS_LOOP.format(n=600), max_events=100_000)
     assert len(large["events"]) > 3.5 * len(small["events"])

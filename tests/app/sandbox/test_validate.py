@@ -49,6 +49,15 @@ y = (x ** 2).sum()
 y.backward()
 y.backward()
 """,
+    """import torch
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+(w * 3).sum().backward()
+opt.zero_grad(set_to_none=False)
+w.grad = torch.ones(2)
+(w * w).sum().backward()
+del w.grad
+""",
 ]
 
 
@@ -72,6 +81,59 @@ def test_every_engine_golden_snippet_passes():
     golden = Path(__file__).resolve().parents[2] / "engine" / "golden" / "snippets.json"
     for snippet in json.loads(golden.read_text())["snippets"]:
         trace = trace_snippet(snippet["source"], max_events=snippet.get("max_events") or 20_000)
+        validate.check(trace)
+
+
+def test_the_checked_event_kinds_are_the_schemas():
+    from pathlib import Path
+
+    schema = json.loads(
+        (Path(__file__).resolve().parents[3] / "docs" / "trace.schema.json").read_text()
+    )
+    defs = schema["$defs"]
+    kinds = {
+        defs[ref["$ref"].split("/")[-1]]["properties"]["kind"]["const"]
+        for ref in defs["event"]["oneOf"]
+    }
+    assert kinds == validate.EVENT_KINDS
+
+
+def _grad_sets(trace: dict) -> list[dict]:
+    return [e for e in trace["events"] if e["kind"] == "grad_set"]
+
+
+@pytest.mark.parametrize(
+    "break_it",
+    [
+        lambda e: e.update(tensor="t99"),  # no such tensor
+        lambda e: e.update(tensor=None),
+        lambda e: e.update(grad_tensor="n1"),  # a node, not a tensor
+        lambda e: e.update(grad_tensor=7),
+        lambda e: e.update(grad=None),  # a .grad tensor without its value
+        lambda e: e.update(grad="many"),
+        lambda e: e.pop("grad"),
+        lambda e: e.update(extra=1),
+    ],
+)
+def test_a_grad_set_is_checked_strictly(traces, break_it):
+    trace = copy.deepcopy(traces[4])
+    assigned = next(e for e in _grad_sets(trace) if e["grad_tensor"])
+    validate.check(copy.deepcopy(trace))
+    break_it(assigned)
+    with pytest.raises(validate.Malformed):
+        validate.check(trace)
+
+
+def test_a_grad_set_to_none_has_no_value_and_no_future_tensor(traces):
+    trace = copy.deepcopy(traces[4])
+    reset = next(e for e in _grad_sets(trace) if not e["grad_tensor"])
+    reset["grad"] = 1.0
+    with pytest.raises(validate.Malformed, match="grad_set grad"):
+        validate.check(trace)
+    trace = copy.deepcopy(traces[4])
+    assigned = next(e for e in _grad_sets(trace) if e["grad_tensor"])
+    assigned["grad_tensor"] = f"t{len(trace['tensors'])}"  # made later than the event
+    with pytest.raises(validate.Malformed, match="future"):
         validate.check(trace)
 
 
@@ -215,7 +277,7 @@ REPLACEMENTS = [
     None, 0, 1, -1, 2, 7, 10**9, 1.5, -0.0, True, False, "", "t1", "t2", "t99", "n1", "n2",
     "n99", "result", "\\N\\G", "<b>x</b>", "{a|b}", "\ud800", "nan", "inf", "AccumulateGrad",
     "MulBackward0", "optimizer.step", "setitem", "tensor", "op", "free", "error", "ok",
-    "grad_mode", "inplace", "accumulate", "node_backward", "backward_end", "print",
+    "grad_mode", "inplace", "accumulate", "node_backward", "backward_end", "print", "grad_set",
     [], [None], [0], ["t1"], ["n1"], [["n1", 0]], [[None, 0]], [1, 2, 3, 4], [[1.0, 2.0]],
     {}, {"from": None, "grad": 1.0}, {"shape": [2, 3], "min": 0, "max": 1, "mean": 0.5,
     "first": [0, 1]}, {"status": "error", "type": "E", "message": "m"},
