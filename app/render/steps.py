@@ -141,6 +141,9 @@ class _Stepper:
             for nid, record in self.trace["nodes"].items()
             if record.get("variable")
         }
+        self.accumulator_made: dict[int, list[str]] = defaultdict(list)  # seq → leaves
+        for leaf, nid in self.accumulator.items():
+            self.accumulator_made[self.trace["nodes"][nid]["created"]].append(leaf)
         self.phase = "forward"  # the phase the run is in
         self.root_names: dict[str, str] = {}  # a running backward's roots: label → ∂ name
         for nid, record in self.trace["nodes"].items():
@@ -199,16 +202,23 @@ class _Stepper:
         """The latest step's `grad …` statements: every .grad the batch's events changed,
         and those of tensors an in-place change gave a new version."""
         touched: dict[str, None] = {}
+        made: list[str] = []  # leaves whose AccumulateGrad the batch made
         for event in batch:
             for tid, state in self.history.get(event["seq"], ()):
                 self.grad_state[tid] = state
                 touched[tid] = None
             if event["kind"] == "inplace" and event["tensor"] in self.grad_state:
                 touched[event["tensor"]] = None
-        if not touched:
+            made += self.accumulator_made.get(event["seq"], ())
+        if not touched and not made:
             return
         step = self.steps[-1]
         view, graph = step["tensors"], step["autograd"]
+        for leaf in made:  # a .grad assigned before the leaf's first use: its node says it
+            if leaf in self.grad_state and leaf not in touched:
+                said = values.box(self.grad_state[leaf].value)
+                graph.values[self.accumulator[leaf]] = f"{self.scene.labels[leaf]}.grad = {said}"
+        last = batch[-1]["seq"]
         for tid in touched:
             said = values.box(self.grad_state[tid].value)
             text = f"grad {said}"
@@ -222,7 +232,7 @@ class _Stepper:
             if element not in self.badges and (text or said_before):
                 view.grads[element] = text
             nid = self.accumulator.get(tid)
-            if nid is not None:
+            if nid is not None and self.trace["nodes"][nid]["created"] <= last:
                 graph.values[nid] = f"{self.scene.labels[tid]}.grad = {said}"
 
     def _last_gen(self) -> int:

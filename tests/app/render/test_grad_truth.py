@@ -400,6 +400,11 @@ print(x.grad)
     (event,) = [e for e in trace["events"] if e["kind"] == "grad_set"]
     accumulate = next(e for e in trace["events"] if e["kind"] == "accumulate")
     assert accumulate["grad_tensor"] == event["grad_tensor"]
+    # x's AccumulateGrad appears with the op that first uses x, saying the assigned .grad
+    _, final = drawn_steps(trace)
+    node = accumulate["node"]
+    (shown,) = [s for s in final if node in s["autograd"].get("reveal", ())]
+    assert shown["kind"] == "op" and shown["autograd"]["values"][node] == "x.grad = [0, 0]"
 
 
 def test_zero_grad_keeping_the_tensors_states_zeros():
