@@ -41,7 +41,9 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
-__version__ = "2.13.0+gradtrace"
+# The local part names the trace the engine records: a stored trace's id hashes it, so a snippet
+# stored before a trace change (gradtrace.2: every change of .grad is an event) runs afresh.
+__version__ = "2.13.0+gradtrace.2"
 
 
 def is_tensor(obj) -> bool:

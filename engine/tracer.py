@@ -765,6 +765,7 @@ def trace_snippet(
     importer: Importer | None = None,
     max_output: int | None = None,
     event_limit: Callable[[int | None], str] | None = None,
+    make_tracer: Callable[..., Tracer] | None = None,
 ) -> dict:
     """Run `code` with `torch` resolving to the engine and return its trace.
 
@@ -772,9 +773,11 @@ def trace_snippet(
     `max_events` ends it with `limits.truncated` set (and with outcome "event_limit", its
     message `event_limit(line)`, when that is given: the sandbox does); printing more than
     `max_output` bytes, or a `Stopped` raised into it, ends it with that outcome. Everything
-    before any of them is kept.
+    before any of them is kept. `make_tracer` (Tracer's arguments → a Tracer) lets a test
+    watch the same run with a subclass.
     """
-    tracer = Tracer(code, max_events=max_events, max_output=max_output, event_limit=event_limit)
+    options = {"max_events": max_events, "max_output": max_output, "event_limit": event_limit}
+    tracer = (make_tracer or Tracer)(code, **options)
     try:
         compiled = compile_snippet(code)
     except SyntaxError as error:

@@ -31,9 +31,8 @@ import pytest
 from app.examples import EXAMPLES
 from app.render import graph, playback, steps
 from app.render.inspector import facts
-from engine import grad_mode, printing
-from engine.snippet import compile_snippet, reset_engine_state, snippet_globals
-from engine.tracer import Tracer, Truncated, _capturing
+from engine import printing
+from engine.tracer import Tracer, trace_snippet
 
 GOLDEN = Path(__file__).parents[2] / "engine" / "golden" / "snippets.json"
 SNIPPETS = {s["slug"]: s["source"] for s in json.loads(GOLDEN.read_text())["snippets"]}
@@ -60,8 +59,8 @@ class _Events(list):
 class _Observing(Tracer):
     """A Tracer that also keeps (weakly) the tensors it names, to read their real .grad."""
 
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
+    def __init__(self, code: str, **options) -> None:
+        super().__init__(code, **options)
         self.objects: dict[str, weakref.ref] = {}
         self.after: list[dict[str, object]] = []  # event seq → tensor id → its .grad
         self.events = _Events(self)
@@ -85,30 +84,15 @@ class _Observing(Tracer):
 
 def observed_run(code: str) -> tuple[dict, list[dict[str, object]]]:
     """The trace of `code` and, per event, what each tensor's .grad really was just after it
-    (the same run as `engine.tracer.trace_snippet`, watched)."""
-    tracer = _Observing(code)
-    try:
-        compiled = compile_snippet(code)
-    except SyntaxError as error:
-        tracer.on_error(error)
-        return tracer.trace(), tracer.after
-    tracer.top_code = compiled
-    namespace = snippet_globals(None, print_function=tracer.print)
-    reset_engine_state()
-    with _capturing(tracer), tracer:
-        try:
-            exec(compiled, namespace)
-        except Truncated:
-            pass
-        except SystemExit as error:
-            if error.code not in (None, 0):
-                tracer.on_error(error)
-        except Exception as error:
-            tracer.on_error(error)
-    tracer.settle()
-    grad_mode.state.enabled = True
-    tracer.finish(namespace)
-    return tracer.trace(), tracer.after
+    (`engine.tracer.trace_snippet`'s own run, watched)."""
+    made: list[_Observing] = []
+
+    def make_tracer(*args, **options) -> _Observing:
+        made.append(_Observing(*args, **options))
+        return made[-1]
+
+    trace = trace_snippet(code, make_tracer=make_tracer)
+    return trace, made[-1].after
 
 
 def claim(text: str) -> str | None:
