@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import weakref
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ from app.examples import EXAMPLES
 from app.render import graph, playback, steps
 from app.render.inspector import facts
 from engine import printing
-from engine.tracer import Tracer, trace_snippet
+from tests.app.render.observed import MISSING, agrees, observed_run
 
 GOLDEN = Path(__file__).parents[2] / "engine" / "golden" / "snippets.json"
 SNIPPETS = {s["slug"]: s["source"] for s in json.loads(GOLDEN.read_text())["snippets"]}
@@ -40,59 +39,6 @@ SNIPPETS.update({f"example-{e.slug}": e.code for e in EXAMPLES})
 EXAMPLES_BY_SLUG = {e.slug: e.code for e in EXAMPLES}
 
 _ELEMENT = re.compile(r"^(t\d+)(?:-v\d+)?$")
-_NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)")
-_MISSING = object()  # the tensor was garbage collected: the program cannot print it
-
-
-class _Events(list):
-    """The tracer's event list, which notes every tensor's .grad right after each append."""
-
-    def __init__(self, observer: _Observing) -> None:
-        super().__init__()
-        self.observer = observer
-
-    def append(self, event: dict) -> None:
-        super().append(event)
-        self.observer.note()
-
-
-class _Observing(Tracer):
-    """A Tracer that also keeps (weakly) the tensors it names, to read their real .grad."""
-
-    def __init__(self, code: str, **options) -> None:
-        super().__init__(code, **options)
-        self.objects: dict[str, weakref.ref] = {}
-        self.after: list[dict[str, object]] = []  # event seq → tensor id → its .grad
-        self.events = _Events(self)
-
-    def _add_tensor(self, t, seq, span, label=None, handle=None):
-        tid = super()._add_tensor(t, seq, span, label=label, handle=handle)
-        self.objects[tid] = weakref.ref(t)
-        return tid
-
-    def note(self) -> None:
-        seen = {}
-        for tid, ref in self.objects.items():
-            t = ref()
-            if t is None:
-                seen[tid] = _MISSING
-            else:
-                g = t._grad
-                seen[tid] = None if g is None else g._array.copy()
-        self.after.append(seen)
-
-
-def observed_run(code: str) -> tuple[dict, list[dict[str, object]]]:
-    """The trace of `code` and, per event, what each tensor's .grad really was just after it
-    (`engine.tracer.trace_snippet`'s own run, watched)."""
-    made: list[_Observing] = []
-
-    def make_tracer(*args, **options) -> _Observing:
-        made.append(_Observing(*args, **options))
-        return made[-1]
-
-    trace = trace_snippet(code, make_tracer=make_tracer)
-    return trace, made[-1].after
 
 
 def claim(text: str) -> str | None:
@@ -100,22 +46,6 @@ def claim(text: str) -> str | None:
     if text.startswith("grad "):
         return text[len("grad ") :]
     return None
-
-
-def agrees(said: str, actual: object) -> bool:
-    """Whether a box's text ("None", "5", "[1, 2]", "3 values", "2×4") fits the real .grad."""
-    if actual is None or said == "None":
-        return actual is None and said == "None"
-    array = np.asarray(actual)
-    if m := re.fullmatch(r"([\d,]+) values", said):
-        return array.shape == (int(m.group(1).replace(",", "")),)
-    if re.fullmatch(r"\d+(×\d+)+", said):
-        return list(array.shape) == [int(n) for n in said.split("×")]
-    numbers = [float(n) for n in _NUMBER.findall(said)]
-    flat = array.ravel()
-    if len(numbers) != flat.size:
-        return False
-    return bool(np.allclose(flat, numbers, rtol=1e-3, atol=1e-4, equal_nan=True))
 
 
 def drawn_steps(trace: dict) -> tuple[graph.Scene, list[dict]]:
@@ -161,8 +91,8 @@ def inspector_disagreements(trace, after, scene, final) -> list[str]:
             if not match or not grad:
                 continue
             text = shown_at(grad[0], k)
-            actual = after[last_seq].get(match.group(1), _MISSING)
-            if actual is _MISSING or text.startswith("a "):
+            actual = after[last_seq].get(match.group(1), MISSING)
+            if actual is MISSING or text.startswith("a "):
                 continue
             want = "None" if actual is None else printing.tensor_repr(actual, actual.dtype.name)
             if text != want:
@@ -175,7 +105,7 @@ def first_grads(after: list[dict[str, object]]) -> dict[str, int]:
     first: dict[str, int] = {}
     for seq, seen in enumerate(after):
         for tid, grad in seen.items():
-            if grad is not None and grad is not _MISSING:
+            if grad is not None and grad is not MISSING:
                 first.setdefault(tid, seq)
     return first
 
@@ -213,7 +143,7 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
             element = scene.version.get((tid, version_at[last_seq].get(tid, 0)), tid)
             if since > last_seq or element not in tensors.visible:
                 continue
-            if truth.get(tid, _MISSING) is _MISSING:
+            if truth.get(tid, MISSING) is MISSING:
                 continue  # garbage collected: the program cannot print it any more
             text = tensors.grads.get(element, "")
             if not text.startswith(("grad ", "∂")):
@@ -223,8 +153,8 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
             match = _ELEMENT.match(element)
             if said is None or not match or element not in tensors.visible:
                 continue
-            actual = truth.get(match.group(1), _MISSING)
-            if actual is not _MISSING and not agrees(said, actual):
+            actual = truth.get(match.group(1), MISSING)
+            if actual is not MISSING and not agrees(said, actual):
                 bad.append(f"step {k + 1}: {element} shows {text!r}, .grad is {actual!r}")
         autograd = playback.state_at(final, "autograd", k)
         for element, text in autograd.values.items():
@@ -232,8 +162,8 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
             prefix = f"{scene.labels.get(leaf, '')}.grad = "
             if leaf is None or not text.startswith(prefix) or element not in autograd.visible:
                 continue
-            actual = truth.get(leaf, _MISSING)
-            if actual is not _MISSING and not agrees(text[len(prefix) :], actual):
+            actual = truth.get(leaf, MISSING)
+            if actual is not MISSING and not agrees(text[len(prefix) :], actual):
                 bad.append(f"step {k + 1}: {element} shows {text!r}, .grad is {actual!r}")
     return bad
 
