@@ -428,6 +428,26 @@ class GradPlayer extends HTMLElement {
     return drawing.ownRects.get(g);
   }
 
+  // The box around the graph pass g builds and lets go: the nodes it reveals that the next pass
+  // hides again (the parameters and data it keeps are not its own graph).
+  passGraphRect(name, g) {
+    const next = this.firstOfPass.get(g + 1);
+    if (next === undefined) return this.ownRect(name, g);
+    const dropped = new Set((this.steps[next][name] || {}).hide || []);
+    const byId = this.drawings[name].elements.byId;
+    const rects = [];
+    for (let i = this.firstOfPass.get(g) ?? 0; i <= (this.lastOfPass.get(g) ?? -1); i++) {
+      for (const id of (this.steps[i][name] || {}).reveal || []) {
+        const el = byId.get(id)?.el;
+        if (dropped.has(id) && el?.classList.contains("node")) {
+          rects.push(rectOf(el, this.drawings[name].shift));
+        }
+      }
+    }
+    const box = vp.union(rects);
+    return box ? [box[0] - 8, box[1] - 8, box[2] + 16, box[3] + 16] : this.ownRect(name, g);
+  }
+
   // The box around this step's focused nodes (edges only if no node is focused).
   focusRect(name) {
     const drawing = this.drawings[name];
@@ -554,7 +574,10 @@ class GradPlayer extends HTMLElement {
     for (const el of copy.querySelectorAll("[id]")) el.removeAttribute("id");
     copy.setAttribute("role", "img");
     copy.setAttribute("aria-label", `The ${name} graph of pass ${g}, at its last step`);
-    copy.setAttribute("viewBox", (this.ownRect(name, g) || this.frameOf(name, g)).map(round).join(" "));
+    const rect = this.passGraphRect(name, g) || this.frameOf(name, g);
+    const box = { width: panel.clientWidth || 1, height: panel.clientHeight || 1 };
+    const scale = vp.initialScale(box, rect, this.drawings[name].smallestFont);
+    copy.setAttribute("viewBox", vp.viewBoxOf(vp.framed(rect, box, scale), box).map(round).join(" "));
     const state = foldView(this.steps, name, k, this.checkpoints);
     paintElements(elements, { ...state, focus: new Set() }, this.steps[k].phase, {});
     panel.querySelector("svg")?.remove();

@@ -83,6 +83,22 @@ def test_two_passes_side_by_side(mlp):
         }"""
     )
     assert shown >= 5
+    # and readable: no label in it under 10 px (pass 1 keeps the parameters, far apart)
+    for other in ("12", "1"):
+        page.get_by_label("Pass to compare").select_option(other)
+        heights = page.evaluate(
+            """() => {
+              const svg = document.querySelector('[data-compare-panel] svg');
+              const box = svg.getBoundingClientRect();
+              return [...svg.querySelectorAll('g:not(.hidden) > text')]
+                .filter((t) => t.textContent.trim())
+                .map((t) => t.getBoundingClientRect())
+                .filter((r) => r.right > box.left && r.left < box.right
+                  && r.bottom > box.top && r.top < box.bottom)
+                .map((r) => r.height);
+            }"""
+        )
+        assert heights and min(heights) >= 10, (other, heights and min(heights))
     page.get_by_label("side by side with").uncheck()
     expect(panel).to_be_hidden()
 
