@@ -38,9 +38,12 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: install
+bench: install browser
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/render.py
+	$(BIN)/python bench/server.py
+	$(BIN)/python bench/player.py
 
 # Re-record golden files from real PyTorch (needs torch 2.13.0; not needed by the tests).
 goldens:
