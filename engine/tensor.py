@@ -170,7 +170,10 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        swapped = value._array is not self._array  # `w.data -= g` stores back the same memory
         self._array = value._array
+        if swapped and tracing.current is not None:
+            tracing.current.on_data_set(self, value)
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - torch's name
@@ -213,6 +216,8 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
             )
+        if tracing.current is not None:
+            tracing.current.on_numpy(self)  # writes into the array change this tensor
         return self._array
 
     def __float__(self) -> float:

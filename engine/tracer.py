@@ -19,6 +19,7 @@ import itertools
 import re
 import sys
 import warnings
+import weakref
 from collections.abc import Callable
 from types import CodeType
 
@@ -41,6 +42,9 @@ TRACE_VERSION = 1
 DEFAULT_MAX_EVENTS = 20_000
 LABEL_LIMIT = 40  # longest expression kept as a label, in characters
 LIST_LIMIT = 16  # tensors in lists and tuples up to this long are labelled xs[0], xs[1], ...
+ALIAS_LIMIT = 16  # other tensors an in-place change lists as sharing the changed memory
+EXPOSED_LIMIT = 16  # tensors whose memory .numpy() handed out, watched for writes
+EXPOSED_ELEMENTS = 1 << 16  # ... holding at most this many numbers in all (compared per event)
 
 # Each Tracer stamps ids with its own generation, so a tensor that outlived an earlier trace in
 # the same process is never mistaken for one of this trace's.
@@ -122,6 +126,13 @@ class Tracer:
         self._previous = None
         self._output_used = {"stdout": 0, "stderr": 0}
         self._stopped: dict | None = None  # the outcome of a Stopped, which no later error undoes
+        # memory shared between tensors: id(owning array) -> (weakref to it, weakrefs to the
+        # traced tensors whose arrays were made from it), so an alias is found without a scan
+        self._storage: dict[int, tuple] = {}
+        # tensors whose memory .numpy() handed out: [weakref, the values last recorded]
+        self._exposed: list[list] = []
+        self._exposed_elements = 0
+        self._noticing = False
 
     # ***** installing *****
 
@@ -184,6 +195,9 @@ class Tracer:
         self, target: Tensor, node: Node | None, inputs: tuple, recorded: bool, op=None
     ) -> None:
         span = self._where()
+        others = self._aliases(target)
+        if self._exposed:  # the change is this event, not a write behind the engine's back
+            self._refresh_exposed((target, *others))
         ids = self._input_ids(inputs, span)
         target_id = self._ensure(target, span)
         seq = self._seq()
@@ -203,7 +217,39 @@ class Tracer:
             "span": span,
         }
         self._values.put(event, "value", target._array)
+        self._put_aliases(event, target, others)
         self.events.append(event)
+
+    def on_data_set(self, t: Tensor, source: Tensor) -> None:
+        """`t.data = source`: t now holds source's memory (no version bump, as in PyTorch)."""
+        span = self._where()
+        self._refresh_exposed((t,))  # the new values are this event's, not a write's
+        tid = self._ensure(t, span)
+        source_id = self._ensure(source, span)
+        seq = self._seq()
+        self._register(t)
+        event = {
+            "seq": seq,
+            "kind": "data_set",
+            "tensor": tid,
+            "source": source_id,
+            "value": None,
+            "span": span,
+        }
+        self._values.put(event, "value", t._array)
+        self.events.append(event)
+
+    def on_numpy(self, t: Tensor) -> None:
+        """`t.numpy()` hands out t's memory: watch t, so a write into it becomes an event."""
+        if self._tid(t) is None or len(self._exposed) >= EXPOSED_LIMIT:
+            return
+        if any(ref() is t for ref, _ in self._exposed):
+            return
+        size = t._array.size
+        if self._exposed_elements + size > EXPOSED_ELEMENTS:
+            return
+        self._exposed_elements += size
+        self._exposed.append([weakref.ref(t), t._array.copy()])
 
     def on_grad_mode(self, enabled: bool) -> None:
         span = self._where()
@@ -443,7 +489,10 @@ class Tracer:
     # ***** ids *****
 
     def _seq(self) -> int:
-        """The next event's number; past the cap, stop the run instead."""
+        """The next event's number; past the cap, stop the run instead. A write into memory
+        that .numpy() handed out is noticed here, as an event of its own before this one."""
+        if self._exposed and not self._noticing:
+            self.notice_writes(self._where_span)
         seq = len(self.events)
         if seq >= self.max_events:
             if not self.truncated:
@@ -504,7 +553,91 @@ class Tracer:
         if handle is None:
             handle = self._values.add(t._array)
         self._values.place(record, "value", handle)
+        self._register(t)
         return tid
+
+    # ***** memory shared between tensors *****
+
+    def _register(self, t: Tensor) -> None:
+        """File t under the array that owns its memory (views, .data, detach() share one)."""
+        owner = _owner(t._array)
+        key = id(owner)
+        group = self._storage.get(key)
+        if group is None or group[0]() is not owner:
+            group = self._storage[key] = (weakref.ref(owner, self._forget(key)), [])
+        group[1].append(weakref.ref(t))
+
+    def _forget(self, key: int) -> Callable:
+        def forget(ref) -> None:  # the owning array is gone: so are all its tensors
+            group = self._storage.get(key)
+            if group is not None and group[0] is ref:
+                del self._storage[key]
+
+        return forget
+
+    def _aliases(self, t: Tensor) -> list[Tensor]:
+        """The other traced tensors, still alive, whose memory overlaps t's."""
+        owner = _owner(t._array)
+        group = self._storage.get(id(owner))
+        if group is None or group[0]() is not owner:
+            return []
+        found, alive = [], []
+        for ref in group[1]:
+            other = ref()
+            if other is None:
+                continue
+            alive.append(ref)
+            if other is not t and self._tid(other) is not None and _overlap(other._array, t._array):
+                found.append(other)
+        group[1][:] = alive
+        return found
+
+    def _put_aliases(self, event: dict, t: Tensor, others: list[Tensor]) -> None:
+        """List in `event` what a change of t's memory did to the tensors sharing it."""
+        if others:
+            listed = event["aliases"] = []
+            for other in others[:ALIAS_LIMIT]:
+                entry = {"tensor": self._tid(other), "value": None}
+                entry["version"] = other._version_counter.value
+                self._values.put(entry, "value", other._array)
+                listed.append(entry)
+        if self._exposed:
+            self._refresh_exposed((t, *others))
+
+    def _refresh_exposed(self, changed) -> None:
+        """The trace now knows these tensors' values: compare later writes with them."""
+        for entry in self._exposed:
+            t = entry[0]()
+            if t is not None and any(t is c for c in changed):
+                entry[1] = t._array.copy()
+
+    def notice_writes(self, span) -> None:
+        """A `write` event for each watched tensor whose values changed with no engine call:
+        through the array .numpy() returned. Placed where it is noticed (see the docs)."""
+        self._noticing = True
+        try:
+            for entry in list(self._exposed):
+                t = entry[0]()
+                if t is None:
+                    self._exposed.remove(entry)
+                    self._exposed_elements -= entry[1].size
+                    continue
+                if np.array_equal(t._array, entry[1], equal_nan=_has_nan(entry[1])):
+                    continue
+                seq = self._seq()
+                event = {
+                    "seq": seq,
+                    "kind": "write",
+                    "tensor": self._tid(t),
+                    "value": None,
+                    "span": None if span is None else [*span],
+                }
+                self._values.put(event, "value", t._array)
+                self._put_aliases(event, t, self._aliases(t))
+                entry[1] = t._array.copy()
+                self.events.append(event)
+        finally:
+            self._noticing = False
 
     def _grad_tensor(self, owner: Tensor, owner_id: str, seq: int, span, handle) -> str:
         """The id of owner.grad, registered (as `<owner>.grad`) the first time it is seen."""
@@ -743,6 +876,24 @@ class Tracer:
                 self.tensors[grad_id]["label"] = name + ".grad"
 
 
+def _owner(array: np.ndarray) -> object:
+    """The object that owns an array's memory (numpy keeps a view's base the owner)."""
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    try:
+        return bool(np.shares_memory(a, b, max_work=1000))
+    except np.exceptions.TooHardError:  # strides too tangled to solve cheaply: assume so
+        return bool(np.may_share_memory(a, b))
+
+
+def _has_nan(array: np.ndarray) -> bool:
+    return array.dtype.kind in "fc" and bool(np.isnan(array).any())
+
+
 def _amount(size: int) -> str:
     return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size:,} bytes"
 
@@ -799,6 +950,9 @@ def trace_snippet(
         except Exception as error:
             if not tracer.truncated:
                 tracer.on_error(error)
+    if not tracer.truncated and tracer.outcome["status"] == "ok" and tracer._stopped is None:
+        with contextlib.suppress(Truncated):
+            tracer.notice_writes(None)  # a write after the last engine call
     tracer.settle()
     grad_mode.state.enabled = True
     tracer.finish(namespace)

@@ -788,3 +788,85 @@ def test_shortest_float32_agrees_with_numpy() -> None:
     )
     expected = [float(str(v)) for v in values]
     assert shortest_float32(values).tolist() == expected
+
+
+# ***** memory shared between tensors *****
+
+
+def test_an_in_place_change_lists_the_tensors_sharing_the_memory() -> None:
+    code = (
+        "import torch\nx = torch.zeros(2, 2, requires_grad=True)\nd = x.detach()\n"
+        "r = x.data\nv = d[0]\nc = d.clone()\nv.add_(1)\n"
+    )
+    trace = run(code)
+    (change,) = of_kind(trace, "inplace")
+    by_label = {label_of(trace, a["tensor"]): a for a in change["aliases"]}
+    assert sorted(by_label) == ["d", "r", "x"]  # not the clone, not v itself
+    assert by_label["x"]["value"] == [[1.0, 1.0], [0.0, 0.0]]
+    # detach() and a view share x's version counter; .data has a counter of its own
+    assert by_label["x"]["version"] == by_label["d"]["version"] == 1
+    assert by_label["r"]["version"] == 0
+
+
+def test_an_alias_that_was_collected_is_not_listed() -> None:
+    code = "import torch\nx = torch.zeros(3)\nx.view(3, 1)\nx.add_(1)\n"
+    trace = run(code)
+    (change,) = of_kind(trace, "inplace")
+    assert "aliases" not in change  # the view died with its statement
+
+
+def test_an_in_place_change_without_aliases_has_no_alias_list() -> None:
+    trace = run("import torch\nx = torch.zeros(3)\ny = x + 1\ny.add_(1)\n")
+    (change,) = of_kind(trace, "inplace")
+    assert "aliases" not in change
+
+
+def test_the_alias_list_is_bounded() -> None:
+    code = "import torch\nx = torch.zeros(40)\nvs = [x[i] for i in range(40)]\nx.add_(1)\n"
+    (change,) = of_kind(run(code), "inplace")
+    assert len(change["aliases"]) == 16
+
+
+def test_assigning_data_is_recorded_without_a_version_bump() -> None:
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "w.data = torch.tensor([5.0, 6.0])\nw.data -= 1\nprint(w._version)\n"
+    )
+    trace = run(code)
+    (assigned,) = of_kind(trace, "data_set")
+    assert assigned["tensor"] == "t1" and assigned["value"] == [5.0, 6.0]
+    assert text_at(code, assigned["span"]).startswith("w.data")
+    assert trace["tensors"][assigned["source"]]["value"] == [5.0, 6.0]
+    # `w.data -= 1` stores the same memory back: an in-place change of the copy, seen on w
+    (change,) = of_kind(trace, "inplace")
+    assert change["aliases"] == [{"tensor": "t1", "value": [4.0, 5.0], "version": 0}]
+    assert len(of_kind(trace, "data_set")) == 1 and trace["stdout"] == "0\n"
+
+
+def test_a_write_through_numpy_is_an_event_at_the_next_engine_call() -> None:
+    code = (
+        "import torch\nx = torch.zeros(3)\ny = x.view(3, 1)\na = x.numpy()\na[0] = 7.0\n"
+        "a[1] = 8.0\nprint(x)\n"
+    )
+    trace = run(code)
+    kinds = [e["kind"] for e in trace["events"]]
+    assert kinds == ["tensor", "op", "write", "print"]
+    write = trace["events"][2]
+    assert write["tensor"] == "t1" and write["value"] == [7.0, 8.0, 0.0]
+    assert write["aliases"] == [{"tensor": "t2", "value": [[7.0], [8.0], [0.0]], "version": 0}]
+    assert write["span"] == trace["events"][3]["span"]  # noticed at the print
+
+
+def test_a_write_after_the_last_engine_call_is_noticed_at_the_end() -> None:
+    trace = run("import torch\nx = torch.zeros(2)\na = x.numpy()\na[1] = 3.0\n")
+    write = trace["events"][-1]
+    assert write["kind"] == "write" and write["value"] == [0.0, 3.0] and write["span"] is None
+
+
+def test_an_engine_change_of_exposed_memory_is_no_write() -> None:
+    code = (
+        "import torch\nx = torch.zeros(2)\na = x.numpy()\nx.add_(1)\n"
+        "x.data = torch.ones(2)\nprint(a)\n"
+    )
+    trace = run(code)
+    assert of_kind(trace, "write") == []
