@@ -6,7 +6,9 @@ The trace records every change of a `.grad` (docs/trace-format.md):
 - the program replacing it: `grad_set` (`x.grad = g`, `x.grad = None`, `del x.grad`,
   `zero_grad()`);
 - an in-place change of the `.grad` tensor itself: `inplace` (`w.grad.zero_()`,
-  `zero_grad(set_to_none=False)`), also through a `detach()` or `.data` copy of it.
+  `zero_grad(set_to_none=False)`), also through a `detach()` or `.data` copy or a view of it
+  (the event's `aliases`), a write through `.numpy()` (`write`) or `w.grad.data = t`
+  (`data_set`).
 
 A tensor's history starts when it first gets a `.grad` (or backward first reaches it): before
 that it states nothing. A non-leaf tensor that backward went through without `retain_grad()`
@@ -62,10 +64,14 @@ def history(trace: dict) -> dict[int, list[tuple[str, Known]]]:
         elif kind == "tensor" and event["op"] in ("detach", "data") and event["inputs"]:
             source = event["inputs"][0]
             alias[event["tensor"]] = alias.get(source, source)
-        elif kind == "inplace" and event["value"] is not None:
-            target = alias.get(event["tensor"], event["tensor"])
-            for whose in list(owners.get(target, ())):
-                state(seq, whose, Known(event["value"], target))
+        elif kind in ("inplace", "write", "data_set") and event["value"] is not None:
+            # the changed tensor, and every other one sharing its memory (`aliases`)
+            changed = {alias.get(event["tensor"], event["tensor"]): event["value"]}
+            for shared in event.get("aliases", ()):
+                changed.setdefault(shared["tensor"], shared["value"])
+            for target, value in changed.items():
+                for whose in list(owners.get(target, ())):
+                    state(seq, whose, Known(value, target))
         elif kind == "backward_end":
             for tid in dict.fromkeys(reached):
                 if not tensors.get(tid, {}).get("is_leaf", True) and tid not in holder:

@@ -339,7 +339,64 @@ class Narrator:
                 f" Careful: {listing(saved_by)} saved {target} for backward, so "
                 f"{'those backwards' if len(saved_by) > 1 else 'its backward'} will now fail."
             )
-        return text
+        return text + self.sharing(event)
+
+    def sharing(self, event: dict) -> str:
+        """What a change of memory did to the other tensors sharing it (`aliases`)."""
+        aliases = event.get("aliases") or ()
+        if not aliases:
+            return ""
+        if len(aliases) >= TERMS_LIMIT:
+            return (
+                f" {count(len(aliases), 'other tensor')} share that memory, so they changed "
+                f"with it."
+            )
+        said: dict[str, list[dict]] = {}  # what they hold → who holds it
+        for alias in aliases:
+            said.setdefault(values.say(alias["value"]), []).append(alias)
+        parts = []
+        for value, group in said.items():
+            one = len(group) == 1
+            names = listing([self.scene.labels[a["tensor"]] for a in group])
+            part = f"{names}, which {'shares' if one else 'share'} its memory, now "
+            part += f"{'holds' if one else 'hold'} {value}"
+            counted = [a for a in group if a["version"] == event.get("version")]
+            if event["kind"] == "inplace" and counted and len(counted) == len(group):
+                part += f" (also at version {event['version']}: they share one version counter)"
+            elif event["kind"] == "inplace" and not counted:
+                part += " (its version counter is its own, so it did not move)" if one else ""
+            parts.append(part)
+        return " And " + "; ".join(parts) + "."
+
+    def data_set(self, event: dict) -> str:
+        """`w.data = t`: w's values replaced, outside autograd and without a version bump."""
+        target, source = self.scene.labels[event["tensor"]], self.scene.labels[event["source"]]
+        span = event["span"]
+        said = self.quoted(span)
+        if span and span[0] == span[2]:  # the span is only the `w.data` assigned to
+            line = " ".join(self.lines[span[0] - 1].split())
+            if len(line) <= SOURCE_LIMIT:
+                said = f"`{line}`"
+        return (
+            f"{said} gives {target} the memory of {source}: {target} "
+            f"now holds {values.say(event['value'])}. Assigning .data is invisible to autograd: "
+            f"nothing is recorded and {target}'s version counter does not move."
+        )
+
+    def write(self, event: dict) -> str:
+        """A write through a NumPy array that shares a tensor's memory, seen only afterwards."""
+        target = self.scene.labels[event["tensor"]]
+        when = (
+            "so it is shown at this line; the write itself was on this line or an earlier one"
+            if event["span"] is not None
+            else "and there was none after it, so it is shown at the end"
+        )
+        return (
+            f"{target} now holds {values.say(event['value'])}, though no torch operation changed "
+            f"it: the NumPy array that {target}.numpy() returned shares {target}'s memory, so "
+            f"writing into that array changed {target}. The trace notices such a write only "
+            f"at the next torch call, {when}."
+        ) + self.sharing(event)
 
     def optimizer_step(self, events: list[dict]) -> str:
         changed = [e for e in events if e["kind"] == "inplace"]

@@ -31,7 +31,7 @@ RECORDING = ("op", "inplace", "pass")  # steps that record nodes (again, for a s
 # Events that are bookkeeping around something else: grouped with neighbours at the same span.
 _QUIET_INPLACE = {"optimizer.step"}
 
-FORWARD = {"tensor", "op", "inplace", "grad_mode", "print", "grad_set"}
+FORWARD = {"tensor", "op", "inplace", "grad_mode", "print", "grad_set", "data_set", "write"}
 
 
 def _grad_change(event: dict) -> bool:
@@ -119,6 +119,7 @@ class _Stepper:
         self.narrator = Narrator(scene)
         self.grad_enabled = True
         self.version: dict[str, int] = {}  # tensor id → its version now
+        self.alias_version: dict[str, int] = {}  # its version, as a change through an alias left it
         self.grad_values: dict[str, object] = {}  # .grad tensor id → its value now
         self.grad_tensor: dict[str, str | None] = {}  # leaf → its latest .grad tensor
         self.owner_of: dict[str, str] = {}  # .grad tensor → whose .grad it is (last set)
@@ -347,6 +348,46 @@ class _Stepper:
         recorded = "forward" if event["node"] is not None else None
         step = self.step("inplace", recorded, batch, text, event["name"])
         self.forward_op(step, event)
+        self.shared(step, event)
+
+    def shared(self, step: dict, event: dict) -> None:
+        """The tensors sharing the changed memory: each current box shows what it holds now."""
+        view = step["tensors"]
+        for alias in event.get("aliases", ()):
+            tid = alias["tensor"]
+            element = self.element(tid)
+            view.values[element] = values.box(alias["value"])
+            view.show.append(element)
+            if tid in self.grad_values:  # a .grad changed through a detach() or .data copy
+                self.grad_values[tid] = alias["value"]
+            # a view or detach() shares the counter too (saved tensors see the change); .data not
+            if alias["version"] > max(self.alias_version.get(tid, 0), self.version.get(tid, 0)):
+                self.changed[tid].append(event["seq"])
+            self.alias_version[tid] = alias["version"]
+
+    def data_set(self, batch: list[dict]) -> None:
+        (event,) = batch
+        tid = event["tensor"]
+        if tid in self.grad_values:
+            self.grad_values[tid] = event["value"]
+        text = partial(self.narrator.data_set, event)
+        step = self.step("data_set", None, batch, text)
+        view, element = step["tensors"], self.element(tid)
+        view.values[element] = values.box(event["value"])
+        view.show += [self.element(event["source"]), element]
+        view.focus.append(element)
+
+    def write(self, batch: list[dict]) -> None:
+        (event,) = batch
+        tid = event["tensor"]
+        if tid in self.grad_values:
+            self.grad_values[tid] = event["value"]
+        step = self.step("write", None, batch, partial(self.narrator.write, event))
+        view, element = step["tensors"], self.element(tid)
+        view.values[element] = values.box(event["value"])
+        view.show.append(element)
+        view.focus.append(element)
+        self.shared(step, event)
 
     def live_savers(self, tid: str, seq: int) -> list[str]:
         """Names of the nodes, made before `seq` and not yet freed, that saved this tensor."""
@@ -374,6 +415,7 @@ class _Stepper:
                 self.version[event["tensor"]] = event["version"]
                 self.changed[event["tensor"]].append(event["seq"])
                 self.forward_op(step, event)
+                self.shared(step, event)
             elif event["kind"] == "tensor":
                 step["tensors"].show.append(event["tensor"])
 
@@ -397,6 +439,7 @@ class _Stepper:
                 if tid in self.grad_values:
                     self.grad_values[tid] = event["value"]
                 self.forward_op(step, event)
+                self.shared(step, event)
                 continue
             owner = self.element(event["tensor"])
             view.show.append(owner)

@@ -55,6 +55,7 @@ RANK_CAP = 64  # numpy's maximum number of dimensions
 DIM_CAP = 1 << 48  # elements along one dimension
 INT_CAP = 1 << 64  # a number in a value, and any count or position
 CLIP = "…"
+ALIAS_CAP = 16  # tensors one change lists as sharing the memory (the tracer's ALIAS_LIMIT)
 
 
 class Malformed(ValueError):
@@ -221,14 +222,30 @@ class _Checker:
         _expect(bool(event["inputs"]) and bool(event["outputs"]), "op without inputs or outputs")
 
     def event_inplace(self, event: dict, seq: int) -> None:
-        self.keys(event, {"tensor", "name", "node", "inputs", "version", "value"})
+        fields = {"tensor", "name", "node", "inputs", "version", "value"}
+        self.keys(event, fields | {"aliases"} if "aliases" in event else fields)
         event["name"] = _clipped(event["name"], NAME_CAP, "inplace name")
         # what it changes (and with what) existed before the change
         self.ref(self.tensors, event["tensor"], seq - 1, optional=False)
         self.refs(self.tensors, event["inputs"], seq - 1, "inplace inputs")
         self.recorded(event, seq)
-        _expect(_count(event["version"]) and event["version"] <= self.caps.events, "version")
+        self.version(event["version"])
         _value(event["value"], "inplace value")
+        self.aliases(event, seq)
+
+    def event_data_set(self, event: dict, seq: int) -> None:
+        self.keys(event, {"tensor", "source", "value"})
+        self.ref(self.tensors, event["tensor"], seq - 1, optional=False)
+        self.ref(self.tensors, event["source"], seq - 1, optional=False)
+        _value(event["value"], "data_set value")
+
+    def event_write(self, event: dict, seq: int) -> None:
+        self.keys(
+            event, {"tensor", "value", "aliases"} if "aliases" in event else {"tensor", "value"}
+        )
+        self.ref(self.tensors, event["tensor"], seq - 1, optional=False)
+        _value(event["value"], "write value")
+        self.aliases(event, seq)
 
     def event_grad_mode(self, event: dict, seq: int) -> None:
         self.keys(event, {"enabled"})
@@ -313,6 +330,25 @@ class _Checker:
         event["message"] = _clipped(event["message"], MESSAGE_CAP, "error message")
 
     # ***** parts *****
+
+    def version(self, version) -> None:
+        _expect(_count(version) and version <= self.caps.events, "version")
+
+    def aliases(self, event: dict, seq: int) -> None:
+        """The other tensors a change of memory reached: listed only when there are some, each
+        once, never the changed tensor itself, at most ALIAS_CAP of them."""
+        if "aliases" not in event:
+            return
+        aliases = event["aliases"]
+        _expect(type(aliases) is list and 0 < len(aliases) <= ALIAS_CAP, "aliases")
+        seen = {event["tensor"]}
+        for alias in aliases:
+            _expect(type(alias) is dict and set(alias) == {"tensor", "value", "version"}, "alias")
+            self.ref(self.tensors, alias["tensor"], seq - 1, optional=False)
+            _expect(alias["tensor"] not in seen, "alias listed twice")
+            seen.add(alias["tensor"])
+            self.version(alias["version"])
+            _value(alias["value"], "alias value")
 
     def keys(self, event: dict, fields: set[str]) -> None:
         _expect(set(event) == fields | {"seq", "kind", "span"}, f"{event['kind']} keys")

@@ -238,6 +238,10 @@ with torch.no_grad():
 b += 1
 b.backward()
 print(a.grad, b.grad)
+e = torch.zeros(2)
+e.data = torch.ones(2)
+e.numpy()[0] = 5.0
+print(e)
 a.grad = None
 b.backward()
 """
@@ -332,3 +336,23 @@ def test_values_read_well():
     assert values.say([0.0] * 10) == "a tensor of 10 values"
     assert values.box([0.0] * 10) == "10 values"
     assert values.box(summary) == "32×64"
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        (
+            "x = torch.zeros(2)\nd = x.detach()\nd.zero_()\nd.add_(2)\n",
+            "And x, which shares its memory, now holds [2, 2] (also at version 2",
+        ),
+        (
+            "w = torch.ones(2, requires_grad=True)\nw.data.mul_(3)\n",
+            "And w, which shares its memory, now holds [3, 3] (its version counter is its own",
+        ),
+        ("w = torch.ones(2)\nw.data = torch.zeros(2)\n", "w now holds [0, 0]. Assigning .data"),
+        ("x = torch.ones(2)\na = x.numpy()\na[1] = 4\nprint(x)\n", "x now holds [1, 4], though"),
+    ],
+)
+def test_changes_through_shared_memory_are_told(code, says):
+    steps = render(trace_snippet("import torch\n" + code))["steps"]
+    assert any(says in step["text"] for step in steps)

@@ -7,9 +7,10 @@ an in-place change made one) that is drawn must show, on its value line, what th
 after the step's last event: "4", "[1, 2]", "3 values", "2×4" are read back and compared.
 
 An older version's box keeps the value it had (that is what the version box is for), so only
-the current one is checked. Writes the trace does not see are listed in
-docs/trace-format.md ("Not recorded").
-The snippets in UNSEEN_WRITES are checked to disagree until the trace follows them.
+the current one is checked. A change made through memory another tensor shares (a view,
+`.data`, `detach()`, the array `.numpy()` returned) must show on every tensor sharing it.
+Writes the trace does not see are listed in docs/trace-format.md ("Not recorded"); the
+snippets in UNSEEN_WRITES are checked to disagree until the trace follows them.
 """
 
 from __future__ import annotations
@@ -21,19 +22,11 @@ from app.render import graph, playback, steps
 from tests.app.render.observed import MISSING, agrees, observed_run, value_of
 from tests.app.render.test_grad_truth import SNIPPETS, versions
 
-# Golden snippets that change a tensor's storage through an alias the trace does not follow yet
-# (a view, `.data`, `detach()`, NumPy): each is checked to still disagree, so that fixing one
-# takes it off this list.
-UNSEEN_WRITES = {
-    "data-attribute",
-    "data-inplace-no-version",
-    "data-update-after-backward",
-    "detach-inplace-bumps-version",
-    "detach-shares-storage",
-    "numpy-shares-memory",
-    "view-shares-memory",
-    "view-version-shared",
-}
+# Golden snippets that change a tensor's storage through an alias the trace does not follow
+# (see "Not recorded" in docs/trace-format.md): each is checked to still disagree, so that fixing
+# one takes it off this list. Views, `.data`, `detach()` and `.numpy()` writes are all followed
+# now (an in-place change's `aliases`, `data_set`, `write`), so none is left.
+UNSEEN_WRITES: set[str] = set()
 
 
 def false_values(code: str) -> list[str]:
@@ -94,3 +87,22 @@ def test_an_in_place_change_is_checked_on_the_new_version_box():
     final = steps.finish(steps.build(scene), {})
     assert ("t1", 1) in scene.version and disagreements(trace, after, scene, final) == []
     assert np.array_equal(after[-1]["t1"], [2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # through a view of a view, and back into the base's .grad through .data
+        "import torch\nx = torch.zeros(2, 3)\ny = x.t()\nz = y[1]\nz.mul_(0).add_(4)\nprint(x)\n",
+        "import torch\nw = torch.ones(2, requires_grad=True)\n(w * w).sum().backward()\n"
+        "g = w.grad\ng.data.mul_(10)\nw.data.add_(g)\nprint(w, w.grad)\n",
+        # a NumPy write to a view's base, seen at the next torch call and at the very end
+        "import torch\nx = torch.zeros(4)\nv = x[1:3]\na = x.numpy()\na[2] = 9.0\ny = v * 2\n"
+        "a[1] = 1.0\n",
+        # .data swapped to new memory: the old alias keeps the old values
+        "import torch\nw = torch.zeros(2)\nold = w.data\nw.data = torch.ones(2)\nold.add_(5)\n"
+        "print(w, old)\n",
+    ],
+)
+def test_changes_through_shared_memory_show_on_every_sharer(code):
+    assert false_values(code) == []

@@ -58,6 +58,16 @@ w.grad = torch.ones(2)
 (w * w).sum().backward()
 del w.grad
 """,
+    """import torch
+x = torch.zeros(2, 2)
+v = x[0]
+v.add_(1)
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+w.data = torch.tensor([5.0, 6.0])
+a = x.numpy()
+a[1, 1] = 7.0
+print(x)
+""",
 ]
 
 
@@ -134,6 +144,39 @@ def test_a_grad_set_to_none_has_no_value_and_no_future_tensor(traces):
     assigned = next(e for e in _grad_sets(trace) if e["grad_tensor"])
     assigned["grad_tensor"] = f"t{len(trace['tensors'])}"  # made later than the event
     with pytest.raises(validate.Malformed, match="future"):
+        validate.check(trace)
+
+
+def _alias_events(trace: dict) -> dict[str, dict]:
+    return {e["kind"]: e for e in trace["events"] if e["kind"] in ("inplace", "data_set", "write")}
+
+
+@pytest.mark.parametrize(
+    "kind, break_it",
+    [
+        ("inplace", lambda e: e.update(aliases=[])),  # listed only when there are some
+        ("inplace", lambda e: e["aliases"].append(dict(e["aliases"][0]))),  # twice
+        ("inplace", lambda e: e["aliases"][0].update(tensor=e["tensor"])),  # itself
+        ("inplace", lambda e: e["aliases"][0].update(tensor="t99")),
+        ("inplace", lambda e: e["aliases"][0].update(version=-1)),
+        ("inplace", lambda e: e["aliases"][0].update(value="many")),
+        ("inplace", lambda e: e["aliases"][0].pop("version")),
+        ("inplace", lambda e: e.update(aliases=e["aliases"] * 17)),  # past the cap
+        ("data_set", lambda e: e.update(source="n1")),
+        ("data_set", lambda e: e.pop("value")),
+        ("data_set", lambda e: e.update(version=1)),
+        ("write", lambda e: e.update(tensor="t99")),
+        ("write", lambda e: e.update(value=None)),
+        ("write", lambda e: e.update(aliases={"t1": 1})),
+    ],
+)
+def test_alias_changes_are_checked_strictly(traces, kind, break_it):
+    trace = copy.deepcopy(traces[5])
+    events = _alias_events(trace)
+    assert set(events) == {"inplace", "data_set", "write"} and "aliases" in events["inplace"]
+    validate.check(copy.deepcopy(trace))
+    break_it(events[kind])
+    with pytest.raises(validate.Malformed):
         validate.check(trace)
 
 
