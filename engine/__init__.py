@@ -42,8 +42,9 @@ long = int64
 int = int32  # noqa: A001
 
 # The local part names the trace the engine records: a stored trace's id hashes it, so a snippet
-# stored before a trace change (gradtrace.2: every change of .grad is an event) runs afresh.
-__version__ = "2.13.0+gradtrace.2"
+# stored before a trace change (gradtrace.3: a change through shared memory is recorded on every
+# tensor sharing it, `data_set` and `write` events) runs afresh.
+__version__ = "2.13.0+gradtrace.3"
 
 
 def is_tensor(obj) -> bool:
