@@ -102,8 +102,26 @@ class _Facts:
         self.freed_at: dict[str, int] = {}  # node → the step its saved tensors were freed
         fn_now: dict[str, str | None] = {}  # tensor → its grad_fn after its latest change
         self.base: dict[str, str] = {}  # a view → the tensor whose memory (and counter) it shares
+        # (tensor, version) → [(step, value)]: its values changed through memory it shares
+        self.later_values: dict[tuple[str, int], list[tuple[int, object]]] = {}
+        own: dict[str, int] = {}  # tensor → the version its own latest in-place change gave it
         for event in self.events:
             kind = event["kind"]
+            step = self.step_of[event["seq"]]
+            if kind in ("data_set", "write"):
+                tid = event["tensor"]
+                self.later_values.setdefault((tid, own.get(tid, 0)), []).append(
+                    (step, event["value"])
+                )
+            for alias in event.get("aliases", ()) if kind in ("inplace", "write") else ():
+                tid = alias["tensor"]
+                self.later_values.setdefault((tid, own.get(tid, 0)), []).append(
+                    (step, alias["value"])
+                )
+                row = self.version_rows.setdefault(self.base.get(tid, tid), [[0, "0"]])
+                _put(row, step, str(alias["version"]))
+            if kind == "inplace":
+                own[event["tensor"]] = event["version"]
             if kind == "op" and event["name"] in VIEWS and event["inputs"] and event["inputs"][0]:
                 source = event["inputs"][0]
                 for out in event["outputs"]:
@@ -156,10 +174,15 @@ class _Facts:
         made = (
             self.events[record["created"]] if record.get("created", -1) < len(self.events) else {}
         )
-        if made.get("kind") == "tensor" and made.get("op") == "parameter":
+        parameter = made.get("kind") == "tensor" and made.get("op") == "parameter"
+        if parameter:
             shown = f"Parameter containing:\n{shown}"  # how print() shows an nn.Parameter
+        value_row = [[0, shown]]
+        for step, later in self.later_values.get((tid, version), ()):
+            text = printed(later, record.get("dtype", "float32"), requires, name)
+            _put(value_row, step, f"Parameter containing:\n{text}" if parameter else text)
         rows += [
-            ["value", shown],
+            ["value", _once(value_row)],
             [".grad", _once(self.grad_rows.get(tid)) or "None"],
             ["grad_fn", object_text(name)],
             ["is_leaf", str(fn is None)],

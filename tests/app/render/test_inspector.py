@@ -116,3 +116,14 @@ def test_version_counter_matches_real_pytorch(slug, line, word):
     tid = next(t for t, r in trace["tensors"].items() if r["label"] == "x")
     expected = golden["stdout"].splitlines()[line].split()[word]
     assert at_end(row(out[tid], "_version")) == expected
+
+
+def test_a_change_through_shared_memory_shows_in_the_inspector():
+    code = "import torch\nx = torch.zeros(2)\nr = x.data\nd = x.detach()\nd.add_(1)\nprint(x)\n"
+    trace, rows, final = inspected(code)
+    changed = next(k for k, s in enumerate(final) if s["kind"] == "inplace")
+    # x (a detach() shares its counter) and r (.data: a counter of its own) hold the new values
+    assert row(rows["t1"], "value") == [[0, "tensor([0., 0.])"], [changed, "tensor([1., 1.])"]]
+    assert row(rows["t1"], "_version") == [[0, "0"], [changed, "1"]]
+    assert row(rows["t2"], "value") == [[0, "tensor([0., 0.])"], [changed, "tensor([1., 1.])"]]
+    assert row(rows["t2"], "_version") == "0"
