@@ -30,6 +30,23 @@ def view_box(page, selector=LIVE_SVG):
     return [float(n) for n in page.locator(selector).get_attribute("viewBox").split()]
 
 
+def label_heights(page, selector):
+    """The rendered heights (CSS px) of the visible labels inside the drawing's own box."""
+    return page.evaluate(
+        """(selector) => {
+          const svg = document.querySelector(selector);
+          const box = svg.getBoundingClientRect();
+          return [...svg.querySelectorAll('g:not(.hidden) > text')]
+            .filter((t) => t.textContent.trim())
+            .map((t) => t.getBoundingClientRect())
+            .filter((r) => r.right > box.left && r.left < box.right
+              && r.bottom > box.top && r.top < box.bottom)
+            .map((r) => r.height);
+        }""",
+        selector,
+    )
+
+
 def chosen_pass(page):
     return page.locator("select[data-pass] option:checked").inner_text()
 
@@ -86,18 +103,7 @@ def test_two_passes_side_by_side(mlp):
     # and readable: no label in it under 10 px (pass 1 keeps the parameters, far apart)
     for other in ("12", "1"):
         page.get_by_label("Pass to compare").select_option(other)
-        heights = page.evaluate(
-            """() => {
-              const svg = document.querySelector('[data-compare-panel] svg');
-              const box = svg.getBoundingClientRect();
-              return [...svg.querySelectorAll('g:not(.hidden) > text')]
-                .filter((t) => t.textContent.trim())
-                .map((t) => t.getBoundingClientRect())
-                .filter((r) => r.right > box.left && r.left < box.right
-                  && r.bottom > box.top && r.top < box.bottom)
-                .map((r) => r.height);
-            }"""
-        )
+        heights = label_heights(page, "[data-compare-panel] svg")
         assert heights and min(heights) >= 10, (other, heights and min(heights))
     page.get_by_label("side by side with").uncheck()
     expect(panel).to_be_hidden()
@@ -110,19 +116,7 @@ def test_no_label_is_drawn_under_10_px_at_the_opening_zoom(mlp):
         page.get_by_role("radio", name=view).check()
         page.locator("grad-player").focus()
         page.keyboard.press(key)
-        heights = page.evaluate(
-            """(view) => {
-              const svg = document.querySelector(`figure[data-view="${view}"] svg`);
-              const box = svg.getBoundingClientRect();
-              return [...svg.querySelectorAll('g:not(.hidden) > text')]
-                .filter((t) => t.textContent.trim())
-                .map((t) => t.getBoundingClientRect())
-                .filter((r) => r.right > box.left && r.left < box.right
-                  && r.bottom > box.top && r.top < box.bottom)
-                .map((r) => r.height);
-            }""",
-            view,
-        )
+        heights = label_heights(page, f'figure[data-view="{view}"] svg')
         assert heights, f"no label in view in the {view} view after {key}"
         assert min(heights) >= 10, (view, min(heights))
 

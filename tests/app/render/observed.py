@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -73,6 +73,17 @@ def observed_run(code: str, read: Callable = grad_of) -> tuple[dict, list[dict[s
 
     trace = trace_snippet(code, make_tracer=make_tracer)
     return trace, made[-1].after
+
+
+def ended_steps(final: list[dict]) -> Iterator[tuple[int, int]]:
+    """(k, the last event seq at or before step k) for every step after the first event: the
+    moment whose truth the program's state after that event tells."""
+    last_seq = -1
+    for k, step in enumerate(final):
+        if step["seq"]:
+            last_seq = step["seq"][1]
+        if last_seq >= 0:
+            yield k, last_seq
 
 
 def agrees(said: str, actual: object) -> bool:

@@ -31,7 +31,7 @@ from app.examples import EXAMPLES
 from app.render import graph, playback, steps
 from app.render.inspector import facts
 from engine import printing
-from tests.app.render.observed import MISSING, agrees, observed_run
+from tests.app.render.observed import MISSING, agrees, ended_steps, observed_run
 
 GOLDEN = Path(__file__).parents[2] / "engine" / "golden" / "snippets.json"
 SNIPPETS = {s["slug"]: s["source"] for s in json.loads(GOLDEN.read_text())["snippets"]}
@@ -79,12 +79,7 @@ def inspector_disagreements(trace, after, scene, final) -> list[str]:
     ids = [*scene.tensors.elements, *scene.autograd.elements]
     rows = facts(trace, ids, final)
     bad = []
-    last_seq = -1
-    for k, step in enumerate(final):
-        if step["seq"]:
-            last_seq = step["seq"][1]
-        if last_seq < 0:
-            continue
+    for k, last_seq in ended_steps(final):
         for element, facts_of in rows.items():
             match = _ELEMENT.match(element)
             grad = [d for term, d in facts_of if term == ".grad"]
@@ -129,14 +124,9 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
         if record["name"] == "AccumulateGrad"
     }
     bad = []
-    last_seq = -1
     first = first_grads(after)
     version_at = versions(trace)
-    for k, step in enumerate(final):
-        if step["seq"]:
-            last_seq = step["seq"][1]
-        if last_seq < 0:
-            continue
+    for k, last_seq in ended_steps(final):
         truth = after[last_seq]
         tensors = playback.state_at(final, "tensors", k)
         for tid, since in first.items():

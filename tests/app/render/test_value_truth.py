@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from app.render import graph, playback, steps
-from tests.app.render.observed import MISSING, agrees, observed_run, value_of
+from tests.app.render.observed import MISSING, agrees, ended_steps, observed_run, value_of
 from tests.app.render.test_grad_truth import SNIPPETS, versions
 
 # Golden snippets that change a tensor's storage through an alias the trace does not follow
@@ -40,12 +40,7 @@ def disagreements(trace: dict, after: list, scene: graph.Scene, final: list[dict
     elements = scene.tensors.elements
     version_at = versions(trace)
     bad = []
-    last_seq = -1
-    for k, step in enumerate(final):
-        if step["seq"]:
-            last_seq = step["seq"][1]
-        if last_seq < 0:
-            continue
+    for k, last_seq in ended_steps(final):
         state = playback.state_at(final, "tensors", k)
         for tid, actual in after[last_seq].items():
             element = scene.version.get((tid, version_at[last_seq].get(tid, 0)), tid)
