@@ -120,7 +120,10 @@ def test_a_snippet_too_wide_and_tall_for_its_boxes(a11y_page, server_url):
     # the code box scrolls and the graph zooms and pans (its viewBox): a keyboard reaches both
     code = BY_SLUG["variable-loop"].code + "\n# " + "a long comment, " * 20 + "\n"
     a11y_page.goto(server_url + "/")
-    a11y_page.get_by_label("Your snippet").fill(code)
+    editor_ready(a11y_page)  # typed before CodeMirror mounts, the code would go to a hidden box
+    a11y_page.get_by_role("textbox", name="Your snippet").click()
+    a11y_page.keyboard.press("ControlOrMeta+a")
+    a11y_page.keyboard.insert_text(code)
     run(a11y_page)
     scrolls = a11y_page.evaluate(
         """() => {
