@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import engine
 from app import execution
 from app.config import MIB, Settings
 from app.page_cache import PageCache
@@ -92,6 +93,12 @@ class Traces:
                     "snippets still open at once).",
                     retry_after=max(60, int(self.window / 4)),
                 )
+
+    async def outdated(self, ident: str) -> bool:
+        """Whether a stored trace was recorded by an older engine, whose traces say less (before
+        2.13.0+gradtrace.2 no `.grad` change was an event): its page would show stale labels."""
+        recorded = await asyncio.to_thread(self.store.engine_of, ident)
+        return recorded is not None and recorded != engine.__version__
 
     def fetch_json(self, ident: str) -> str | None:
         """A stored trace as JSON text, counted as seen (so it is not evicted as unseen)."""

@@ -173,6 +173,12 @@ class Store:
         text = self.get_json(ident)
         return None if text is None else json.loads(text)
 
+    def engine_of(self, ident: str) -> str | None:
+        """The engine version that recorded a stored trace, or None for an unknown id."""
+        query = "SELECT engine FROM traces WHERE id = ?"
+        row = self._connection().execute(query, (ident,)).fetchone()
+        return row[0] if row else None
+
     def has(self, ident: str) -> bool:
         row = self._connection().execute("SELECT 1 FROM traces WHERE id = ?", (ident,)).fetchone()
         return row is not None

@@ -6,11 +6,12 @@ the store) and answers the player; `/t/{id}` shows a stored trace, `#step=N` ope
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Header, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app.examples import BY_SLUG, DEFAULT, EXAMPLES
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
@@ -70,6 +71,8 @@ async def show(
         return _page(request, "missing.html", {"ident": ident}, 404)
     trace, digest = found
     page = "_result.html" if hx_request else "index.html"
+    if await request.app.state.traces.outdated(ident):
+        return await _run_again(request, page, trace["code"])
     stacks = _STACK_ID.findall(expand)[:MAX_EXPANDED]
     version = request.app.state.page_version
     tag = entity_tag("page", digest, ",".join(sorted(set(stacks))), page, version)
@@ -82,6 +85,23 @@ async def show(
     except RenderBusy as busy:
         return _busy(request, page, trace["code"], busy)
     return _page(request, page, {**context, "trace": trace}, headers={"ETag": tag, **caching})
+
+
+async def _run_again(request: Request, page: str, code: str):
+    """An old link's snippet, run by today's engine: its page at its new address, or, for a run
+    that is not stored (the server's fault), the result here."""
+    traces = request.app.state.traces
+    try:
+        ident, trace = await traces.find_or_run(code, request.state.requester)
+    except (SandboxBusy, OverQuota) as busy:
+        return _busy(request, page, code, busy)
+    if await asyncio.to_thread(traces.store.has, ident):
+        return RedirectResponse(f"/t/{ident}", status_code=307)
+    try:
+        context = await traces.page(ident, trace)
+    except RenderBusy as busy:
+        return _busy(request, page, code, busy)
+    return _page(request, page, {**context, "trace": trace})
 
 
 def _busy(request: Request, page: str, code: str, busy: SandboxBusy | OverQuota | RenderBusy):

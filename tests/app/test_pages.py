@@ -151,3 +151,28 @@ def test_one_link_expands_at_most_a_few_stacks(client, monkeypatch):
     many = ",".join(f"g{n}" for n in range(1, 1000))
     assert client.get(f"/t/{ident}?expand={many}").status_code == 200
     assert asked == [[f"g{n}" for n in range(1, 17)]]
+
+
+def test_an_old_engines_trace_is_run_again_by_todays(client, monkeypatch):
+    """A trace recorded before a trace change (no `.grad` events, say) would show stale labels:
+    its link runs the snippet afresh and moves to the new trace's address."""
+    import app.store
+    import engine
+
+    code = "import torch\nw = torch.tensor(2.0, requires_grad=True)\n(w * w).backward()\n"
+    real_id = app.store.trace_id
+    monkeypatch.setattr(app.store, "trace_id", lambda c: real_id(c, "2.13.0+gradtrace"))
+    store = client.app.state.store
+    old, _ = store.put(code, trace_snippet(code))
+    monkeypatch.setattr(app.store, "trace_id", real_id)
+    store._connection().execute("UPDATE traces SET engine = ? WHERE id = ?", ("old", old))
+    store._connection().commit()
+    assert old != real_id(code)
+
+    moved = client.get(f"/t/{old}", follow_redirects=False)
+    assert moved.status_code == 307
+    assert moved.headers["location"] == f"/t/{real_id(code)}"
+    assert store.engine_of(real_id(code)) == engine.__version__
+    assert client.get(f"/t/{old}").status_code == 200  # followed: the fresh trace's page
+    # a trace of today's engine stays where it is
+    assert client.get(f"/t/{real_id(code)}", follow_redirects=False).status_code == 200
