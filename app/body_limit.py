@@ -1,4 +1,4 @@
-"""A cap on request bodies, enforced while they arrive.
+"""Caps on request bodies, enforced while they arrive: their size and their pace.
 
 FastAPI reads a body whole before any route can look at its size, so a 400 MB post once took
 the server to 1.3 GB. This middleware answers 413 at once when Content-Length is over the cap,
@@ -6,23 +6,30 @@ and otherwise counts the bytes as they stream in (a chunked body declares no len
 answers 413 as soon as the count passes the cap, holding at most the cap plus one chunk. The
 answer closes the connection, so the rest of the body is never read. Starlette has no such
 middleware; uvicorn has none either (its h11_max_incomplete_event_size bounds headers only).
+
+A body that stops arriving would hold its request (and a connection slot) for ever: the header
+timeout (app/http_server.py) ends once the headers are in. So while a body is incomplete, each
+next piece must come within `idle_seconds`, or the answer is 408 and the connection is closed.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
-class BodyTooLarge(Exception):
-    """Raised into the app by `receive` once the body has passed the cap."""
+class BodyRefused(Exception):
+    """Raised into the app by `receive` once the body has passed the cap or stalled."""
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, idle_seconds: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.idle_seconds = idle_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -35,35 +42,49 @@ class BodyLimit:
             return
 
         received = 0
-        exceeded = False
+        refusal: Response | None = None  # set once the body is refused: the answer instead
+        complete = False
         response_started = False
 
         async def counting_receive() -> Message:
-            nonlocal received, exceeded
-            message = await receive()
+            nonlocal received, refusal, complete
+            if complete:  # later receives wait for a disconnect: no pace to keep
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.idle_seconds)
+            except TimeoutError:
+                refusal = self._stalled()
+                raise BodyRefused from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if received > self.max_bytes:
-                    exceeded = True
-                    raise BodyTooLarge
+                    refusal = self._refusal(scope)
+                    raise BodyRefused
             return message
 
-        async def send_unless_exceeded(message: Message) -> None:
+        async def send_unless_refused(message: Message) -> None:
             nonlocal response_started
             # whatever the app makes of the exception (FastAPI turns a failed body read into
             # a 400) is replaced by the 413 below
-            if exceeded and not response_started:
+            if refusal is not None and not response_started:
                 return
             response_started = response_started or message["type"] == "http.response.start"
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, send_unless_exceeded)
+            await self.app(scope, counting_receive, send_unless_refused)
         except Exception:
-            if not exceeded or response_started:
+            if refusal is None or response_started:
                 raise
-        if exceeded and not response_started:
-            await self._refusal(scope)(scope, receive, send)
+        if refusal is not None and not response_started:
+            await refusal(scope, receive, send)
+
+    def _stalled(self) -> Response:
+        sentence = (
+            f"The request body stopped arriving: nothing came for {self.idle_seconds:g} seconds."
+        )
+        return PlainTextResponse(sentence, status_code=408, headers={"Connection": "close"})
 
     def _refusal(self, scope: Scope) -> Response:
         message = f"the request body is larger than the limit of {self.max_bytes:,} bytes"

@@ -70,6 +70,8 @@ class Settings:
     max_connections: int = 500
     header_timeout_seconds: float = 10.0
     keep_alive_timeout_seconds: int = 5
+    # once the headers are in, each next piece of an unfinished body must come within this
+    body_idle_seconds: float = 30.0
 
     @property
     def max_body_bytes(self) -> int:

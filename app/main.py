@@ -114,7 +114,9 @@ def create_app(
         )
     )
     # added innermost first: each add_middleware wraps what is there
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.body_idle_seconds
+    )
     app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)
     # answers over 1 KB compressed (level 6: nearly 9's size in a fraction of its time);
     # inside name_the_client, which streams what it passes on: compressed whole, an answer

@@ -192,6 +192,7 @@ def test_a_chunked_body_within_the_cap_is_read_whole(client):
 
 HEADER_TIMEOUT = 3.0
 MAX_CONNECTIONS = 6
+BODY_IDLE = HEADER_TIMEOUT + 3  # a pause in a body longer than the header timeout is fine
 SERVER = """
 import sys
 from pathlib import Path
@@ -202,12 +203,13 @@ from app.config import Settings
 from app.http_server import server_config
 from app.main import create_app
 
-port, db, header_timeout, max_connections = sys.argv[1:]
+port, db, header_timeout, max_connections, body_idle = sys.argv[1:]
 settings = Settings(
     db_path=Path(db),
     header_timeout_seconds=float(header_timeout),
     max_connections=int(max_connections),
     keep_alive_timeout_seconds=1,
+    body_idle_seconds=float(body_idle),
 )
 config = server_config(create_app(settings), settings, host="127.0.0.1", port=int(port))
 uvicorn.Server(config).run()
@@ -218,7 +220,7 @@ uvicorn.Server(config).run()
 def server(tmp_path_factory):
     port = free_port()
     db = tmp_path_factory.mktemp("db") / "traces.db"
-    arguments = [str(port), str(db), str(HEADER_TIMEOUT), str(MAX_CONNECTIONS)]
+    arguments = [str(port), str(db), str(HEADER_TIMEOUT), str(MAX_CONNECTIONS), str(BODY_IDLE)]
     command = [sys.executable, "-c", SERVER, *arguments]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with serving(command, port, cwd=ROOT, env=env) as (process, url):
@@ -329,6 +331,21 @@ def test_a_slow_body_after_complete_headers_is_not_cut_off(server):
         time.sleep(HEADER_TIMEOUT + 1)
         sock.sendall(b": 1}")
         assert _read_until_closed(sock).startswith(b"HTTP/1.1 422 ")
+
+
+def test_a_body_that_stops_arriving_is_answered_408_and_closed(server):
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 40\r\n\r\n"
+        )
+        sock.sendall(b"code=print")  # and never the rest
+        started = time.monotonic()
+        answer = _read_until_closed(sock)
+        waited = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert b"stopped arriving" in answer
+    assert BODY_IDLE - 0.5 < waited < BODY_IDLE + 5
 
 
 def test_connections_past_the_cap_are_answered_503_and_closed(server):
