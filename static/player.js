@@ -173,6 +173,8 @@ class GradPlayer extends HTMLElement {
     on("[data-action=zoom-in]", "click", () => this.zoomBy(ZOOM_STEP));
     on("[data-action=zoom-out]", "click", () => this.zoomBy(1 / ZOOM_STEP));
     on("[data-action=fit]", "click", () => this.fit());
+    // every visible node is a Tab stop: a big pass would be hundreds of presses to get past
+    on("[data-action=skip-graph]", "click", () => this.querySelector(DOM.code)?.focus());
     this.onKeydown = (e) => this.onKey(e);
     document.addEventListener("keydown", this.onKeydown);
     const views = this.querySelector(DOM.views);

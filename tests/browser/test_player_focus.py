@@ -103,3 +103,24 @@ def test_a_node_is_inspected_with_the_keyboard_alone(page, server_url):
     page.keyboard.press(" ")
     expect(inspector.locator("h3")).to_contain_text("b")
     expect(page.get_by_role("button", name="Play")).to_be_visible()
+
+
+def test_the_keyboard_can_skip_past_a_big_graphs_nodes(page, server_url):
+    """Every visible node is a Tab stop, so a long chain would take hundreds of presses to get
+    past: a skip button, shown when focused, goes straight on to the code."""
+    chain = "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\n"
+    chain += "for _ in range(60):\n    y = y * 1.01\ny.backward()\n"
+    open_trace(page, server_url, chain)
+    page.locator("grad-player").focus()
+    page.keyboard.press("End")
+    page.locator("[data-action=last]").focus()
+    skip = page.get_by_role("button", name="Skip past the graph's nodes")
+    for _ in range(30):  # on through the controls to the skip button
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.dataset.action") == "skip-graph":
+            break
+    expect(skip).to_be_focused()
+    assert skip.bounding_box()["width"] > 20  # seen while focused
+    page.keyboard.press("Enter")
+    expect(page.locator("pre.code")).to_be_focused()
+    assert page.locator('figure[data-view="tensors"] g.node[tabindex="0"]').count() > 60
