@@ -11,18 +11,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.examples import BY_SLUG
 from app.http_cache import IMMUTABLE, REVALIDATE, STATIC
 from app.main import create_app
 from app.security import SECURITY_HEADERS
 from tests.live_server import free_port, serving, uvicorn_command
 
-SEED = """import torch
-a = torch.tensor(3.0, requires_grad=True)
-b = torch.tensor(4.0, requires_grad=True)
-d = a * b + a
-d.backward()
-print(a.grad.item(), b.grad.item())
-"""
+SEED = BY_SLUG["two-paths"].code
 GZIP = {"Accept-Encoding": "gzip"}
 IDENTITY = {"Accept-Encoding": "identity"}
 
