@@ -23,28 +23,26 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib
 import io
 import json
 import math
-import textwrap
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools.goldens
+from tools.goldens import collect  # noqa: E402
+
 OUT = Path(__file__).resolve().parent.parent / "tests" / "engine" / "golden" / "snippets.json"
+AREA_MODULES = Path(__file__).resolve().parent / "goldens"
 SEED = 0  # the generator is seeded before every snippet, so any random draw is reproducible
 
 SNIPPETS: list[dict[str, Any]] = []
 
 
-def S(slug: str, source: str, *, unsupported: bool = False, skip: tuple = (), why: str = ""):
-    entry: dict[str, Any] = {"slug": slug, "source": textwrap.dedent(source).strip() + "\n"}
-    if unsupported:
-        entry["unsupported"] = True
-    if skip:
-        entry["skip"] = list(skip)
-        entry["why"] = why
-    SNIPPETS.append(entry)
+S = collect(SNIPPETS)
 
 
 # ======================================================================================
@@ -4385,23 +4383,33 @@ def run(source: str, torch_module) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    import torch  # only here: the test imports nothing from this file, but keep it cheap
-
-    slugs = [s["slug"] for s in SNIPPETS]
+def record(snippets: list[dict[str, Any]], out: Path, torch) -> None:
+    slugs = [s["slug"] for s in snippets]
     duplicates = {s for s in slugs if slugs.count(s) > 1}
     assert not duplicates, duplicates
     records = []
-    for snippet in SNIPPETS:
-        record = dict(snippet)
+    for snippet in snippets:
+        entry = dict(snippet)
         if not snippet.get("unsupported"):
-            record.update(run(snippet["source"], torch))
-        records.append(record)
+            entry.update(run(snippet["source"], torch))
+        records.append(entry)
     payload = {"torch_version": torch.__version__, "snippets": records}
-    OUT.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    out.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False) + "\n")
     errors = sum(1 for r in records if r.get("error"))
-    print(f"wrote {OUT} ({len(records)} snippets, {errors} raising)")
+    print(f"wrote {out} ({len(records)} snippets, {errors} raising)")
+
+
+def main(areas: list[str]) -> None:
+    """With no arguments record the core list and every area; otherwise just the named areas."""
+    import torch  # only here: the test imports nothing from this file, but keep it cheap
+
+    if not areas:
+        record(SNIPPETS, OUT, torch)
+        areas = sorted(p.stem for p in AREA_MODULES.glob("*.py") if p.stem != "__init__")
+    for area in areas:
+        module = importlib.import_module(f"tools.goldens.{area}")
+        record(module.SNIPPETS, OUT.parent / "areas" / f"{area}.json", torch)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -4,7 +4,7 @@ Run under the torch venv (the test suite itself never imports torch):
 
     .venv-torch/bin/python tools/record_saved_names.py
 
-Runs every golden snippet (tests/engine/golden/snippets.json) and every example of the app with
+Runs every golden snippet (tests/engine/goldens.py) and every example of the app with
 real PyTorch, walks the graph of every tensor left in its namespace, and writes
 tests/app/render/golden/saved_names.json: for each grad_fn class met, the `_saved_*` attributes
 its objects have. The inspector names a node's saved tensors by these attributes, and
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.examples import EXAMPLES  # noqa: E402 (plain data, no web imports)
+from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS  # noqa: E402
 from tools.record_goldens import SEED, module_map, snippet_globals  # noqa: E402
 
-SNIPPETS = ROOT / "tests" / "engine" / "golden" / "snippets.json"
 OUT = ROOT / "tests" / "app" / "render" / "golden" / "saved_names.json"
 
 
@@ -49,7 +49,7 @@ def grad_fns(namespace: dict, tensor_type: type) -> list:
 def main() -> None:
     import torch
 
-    sources = [s["source"] for s in json.loads(SNIPPETS.read_text())["snippets"]]
+    sources = [s["source"] for s in GOLDEN_SNIPPETS]
     sources += [example.code for example in EXAMPLES]
     names: dict[str, set[str]] = {}
     for source in sources:

@@ -18,9 +18,10 @@ from app.examples import EXAMPLES
 from app.render import playback, render
 from app.render.layout import SVG
 from engine.tracer import trace_snippet
+from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
 
 TESTS = Path(__file__).resolve().parents[1]
-GOLDEN = json.loads((TESTS / "engine" / "golden" / "snippets.json").read_text())["snippets"]
+GOLDEN = GOLDEN_SNIPPETS
 NARRATION = json.loads((TESTS / "app" / "render" / "golden" / "narration.json").read_text())
 TRUNCATED = next(s for s in NARRATION["snippets"] if s["slug"] == "truncated")
 VIEWS = ("tensors", "autograd")

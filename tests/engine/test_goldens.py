@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import math
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,9 +20,8 @@ import pytest
 
 import engine
 from engine.snippet import snippet_globals
+from tests.engine.goldens import SNIPPETS
 
-GOLDEN = Path(__file__).parent / "golden" / "snippets.json"
-SNIPPETS: list[dict[str, Any]] = json.loads(GOLDEN.read_text())["snippets"]
 SEED = 0  # as the recorder: the generator is seeded before every snippet
 RTOL, ATOL = 1e-5, 1e-6
 EXACT_FIELDS = ("repr", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "next_functions")

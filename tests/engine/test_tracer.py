@@ -22,9 +22,10 @@ import engine
 from engine import tracing
 from engine.trace_values import encode, shortest_float32
 from engine.tracer import trace_snippet
+from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "snippets.json").read_text())["snippets"]
+GOLDEN = GOLDEN_SNIPPETS
 SCHEMA = json.loads((DOCS / "trace.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 

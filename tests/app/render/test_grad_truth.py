@@ -1,6 +1,6 @@
 """The oracle: no drawn label states a `.grad` the snippet would not print at that step.
 
-Every golden snippet (tests/engine/golden/snippets.json) and every example is run with the real
+Every golden snippet (tests/engine/goldens.py) and every example is run with the real
 engine under a Tracer that, right after each event is recorded, notes every traced tensor's
 actual `.grad` (the engine's own objects, not the trace). Then the steps are folded with
 `playback.state_at`, and at every step every text that states a `.grad` is checked against what
@@ -20,9 +20,7 @@ Texts are read back into numbers here, independently of how the renderer writes 
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,9 +30,9 @@ from app.render import graph, playback, steps
 from app.render.inspector import facts
 from engine import printing
 from tests.app.render.observed import MISSING, agrees, ended_steps, observed_run
+from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
 
-GOLDEN = Path(__file__).parents[2] / "engine" / "golden" / "snippets.json"
-SNIPPETS = {s["slug"]: s["source"] for s in json.loads(GOLDEN.read_text())["snippets"]}
+SNIPPETS = {s["slug"]: s["source"] for s in GOLDEN_SNIPPETS}
 SNIPPETS.update({f"example-{e.slug}": e.code for e in EXAMPLES})
 EXAMPLES_BY_SLUG = {e.slug: e.code for e in EXAMPLES}
 

@@ -4,9 +4,7 @@ recorded with real PyTorch where they print the same thing."""
 from __future__ import annotations
 
 import ast
-import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,9 +12,7 @@ from app.examples import BY_SLUG, EXAMPLES
 from app.render import graph, steps
 from app.render.inspector import facts
 from engine.tracer import trace_snippet
-
-GOLDEN = Path(__file__).parents[2] / "engine" / "golden" / "snippets.json"
-GOLDENS = {s["slug"]: s for s in json.loads(GOLDEN.read_text())["snippets"]}
+from tests.engine.goldens import BY_SLUG as GOLDENS
 
 
 def inspected(code: str) -> tuple[dict, dict, list[dict]]:

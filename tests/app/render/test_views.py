@@ -10,7 +10,6 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +17,7 @@ from app.render import render
 from app.render.layout import SVG
 from app.render.playback import state_at, still
 from engine.tracer import trace_snippet
+from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
 
 NS = {"svg": SVG}
 VIEWS = ("tensors", "autograd")
@@ -347,13 +347,10 @@ def test_ids_are_the_traces():
     assert all(pattern.match(i) for i in tensors)
 
 
-ENGINE_GOLDEN = Path(__file__).resolve().parents[2] / "engine" / "golden" / "snippets.json"
-
-
 def test_every_snippet_the_engine_knows_renders():
     """The engine's ~375 golden snippets (every op, error and feature it has): each renders,
     each step has words, and every id a step names is drawn in its view."""
-    snippets = json.loads(ENGINE_GOLDEN.read_text())["snippets"]
+    snippets = GOLDEN_SNIPPETS
     for snippet in snippets:
         view = render(trace_snippet(snippet["source"]))
         for vname in VIEWS:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from app.sandbox import frontdoor
 from engine.tracer import trace_snippet
+from tests.engine.goldens import SNIPPETS
 
-GOLDEN = Path(__file__).resolve().parents[2] / "engine" / "golden" / "snippets.json"
-SNIPPETS = json.loads(GOLDEN.read_text())["snippets"]
 LAZY_FAILURES = ("ModuleNotFoundError", "ImportError", "SystemError", "PermissionError", "OSError")
 
 FACES = """

@@ -86,10 +86,9 @@ def test_real_traces_pass_unchanged(traces):
 
 
 def test_every_engine_golden_snippet_passes():
-    from pathlib import Path
+    from tests.engine.goldens import SNIPPETS
 
-    golden = Path(__file__).resolve().parents[2] / "engine" / "golden" / "snippets.json"
-    for snippet in json.loads(golden.read_text())["snippets"]:
+    for snippet in SNIPPETS:
         trace = trace_snippet(snippet["source"], max_events=snippet.get("max_events") or 20_000)
         validate.check(trace)
 

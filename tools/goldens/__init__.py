@@ -1,0 +1,26 @@
+"""Golden snippets by area: each module here lists the snippets of one part of the API.
+
+A module defines `SNIPPETS = []` and `S = collect(SNIPPETS)`, then one `S(slug, source)` per
+snippet (the flags are those of tools/record_goldens.py). `record_goldens.py AREA...` records
+the named areas into tests/engine/golden/areas/AREA.json.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+
+def collect(into: list[dict[str, Any]]):
+    """The S() that appends one snippet to `into`."""
+
+    def S(slug: str, source: str, *, unsupported: bool = False, skip: tuple = (), why: str = ""):  # noqa: N802
+        entry: dict[str, Any] = {"slug": slug, "source": textwrap.dedent(source).strip() + "\n"}
+        if unsupported:
+            entry["unsupported"] = True
+        if skip:
+            entry["skip"] = list(skip)
+            entry["why"] = why
+        into.append(entry)
+
+    return S
