@@ -16,6 +16,7 @@ from engine import tracing
 from engine.graph import AccumulateGrad, Node
 from engine.shape import unbroadcast
 from engine.tensor import Tensor, _edge
+from engine.unsupported import UnsupportedByGradtrace
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -65,11 +66,11 @@ def grad(
 
 def _refuse_unsupported(create_graph, inputs) -> None:
     if create_graph:
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             "create_graph=True (higher-order gradients) is not supported by gradtrace's engine"
         )
     if inputs is not None:
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             "backward(inputs=...) is not supported by gradtrace's engine; use torch.autograd.grad"
         )
 

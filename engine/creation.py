@@ -9,6 +9,7 @@ from engine import functions as fn
 from engine import random as rng
 from engine.shape import broadcast_shapes, parse_shape, wrap_dim
 from engine.tensor import Tensor, _apply, _leaf, _resolve_dtype, _type_word
+from engine.unsupported import UnsupportedByGradtrace
 
 
 def _dtype(dtype, default: dtypes.dtype | None = None) -> np.dtype:
@@ -116,7 +117,7 @@ def initial_seed() -> int:
 def _random_dtype(dtype) -> np.dtype:
     dt = _dtype(dtype)
     if dt.kind != "f":
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             f"random floats of dtype {dt} are not supported by gradtrace's engine"
         )
     return dt

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.unsupported import UnsupportedByGradtrace
+
 BOOL, INT, FLOAT = 0, 1, 2  # categories: promotion never moves down this ladder
 
 
@@ -57,7 +59,7 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
     try:
         return FROM_NUMPY[np.dtype(np_dtype)]
     except KeyError:
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             f"dtype {np.dtype(np_dtype)} is not supported by gradtrace's engine "
             "(supported: float32, float64, int32, int64, bool)"
         ) from None

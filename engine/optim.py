@@ -6,7 +6,7 @@ import numpy as np
 
 from engine.grad_mode import no_grad
 from engine.tensor import Tensor, _bump
-from engine.unsupported import missing_attribute
+from engine.unsupported import UnsupportedByGradtrace, missing_attribute
 
 __all__ = ["Optimizer", "SGD", "Adam"]
 
@@ -123,7 +123,7 @@ class Adam(Optimizer):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if decoupled_weight_decay:
-            raise NotImplementedError(
+            raise UnsupportedByGradtrace(
                 "Adam(decoupled_weight_decay=True) is not supported by gradtrace's engine"
             )
         super().__init__(

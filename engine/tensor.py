@@ -15,7 +15,7 @@ from engine.graph import AccumulateGrad, Node, SavedTensor, Version
 from engine.printing import tensor_repr
 from engine.return_types import ReturnTypes
 from engine.shape import Size, broadcast_shapes, parse_shape, wrap_dim
-from engine.unsupported import missing_attribute
+from engine.unsupported import UnsupportedByGradtrace, missing_attribute
 
 Number = numbers.Number
 
@@ -276,7 +276,7 @@ class Tensor:
             elif isinstance(arg, Tensor):
                 target = arg.dtype
             elif arg not in ("cpu",):
-                raise NotImplementedError(
+                raise UnsupportedByGradtrace(
                     f"Tensor.to({arg!r}) is not supported by gradtrace's engine: "
                     "everything runs on the CPU"
                 )
@@ -360,7 +360,7 @@ class Tensor:
 
     def __floordiv__(self, other):
         if grad_state.enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
-            raise NotImplementedError(
+            raise UnsupportedByGradtrace(
                 "floor division (//) of a tensor that requires grad is not supported by "
                 "gradtrace's engine (PyTorch has no derivative for it either)"
             )
@@ -700,7 +700,7 @@ class Tensor:
         )
 
     def register_hook(self, hook):
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             "Tensor.register_hook is not supported by gradtrace's engine; "
             "use retain_grad() to see an intermediate gradient"
         )
@@ -1108,7 +1108,7 @@ def _assign(t: Tensor, key, value) -> None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             "assigning into part of a tensor that is in the autograd graph is not supported by "
             "gradtrace's engine (PyTorch records it as CopySlices); build a new tensor instead, "
             "for example with torch.where or torch.cat"
@@ -1138,7 +1138,7 @@ def _inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation."
                 )
-            raise NotImplementedError(
+            raise UnsupportedByGradtrace(
                 "in-place changes to a view of a tensor in the autograd graph are not supported "
                 "by gradtrace's engine (PyTorch rewrites the base's history with CopySlices); "
                 "use the out-of-place op instead"
@@ -1220,7 +1220,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         return _apply(fn.SqueezeBackward4, (mm(a.unsqueeze(0), b),), dims=(0,))
     if a.ndim == 2 and b.ndim == 2:
         return mm(a, b)
-    raise NotImplementedError(
+    raise UnsupportedByGradtrace(
         "batched matmul (tensors with more than 2 dimensions) is not supported by gradtrace's "
         "engine yet"
     )
@@ -1314,7 +1314,7 @@ def _to_array(data, dtype: dtypes.dtype | None) -> np.ndarray:
     if array.dtype.kind == "b":
         return array
     if array.dtype.kind == "c":
-        raise NotImplementedError("complex tensors are not supported by gradtrace's engine")
+        raise UnsupportedByGradtrace("complex tensors are not supported by gradtrace's engine")
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 

@@ -1,6 +1,6 @@
 """Clear failures for the parts of PyTorch the engine does not implement.
 
-A name real PyTorch has but the engine lacks raises NotImplementedError naming it; a name
+A name real PyTorch has but the engine lacks raises UnsupportedByGradtrace naming it; a name
 PyTorch does not have either raises the AttributeError PyTorch would raise.
 """
 
@@ -9,6 +9,14 @@ from __future__ import annotations
 import functools
 import json
 import pathlib
+
+
+class UnsupportedByGradtrace(Exception):  # noqa: N818 - it names a limit, not a failure kind
+    """Something PyTorch does that gradtrace's engine does not.
+
+    Deliberately not a RuntimeError (nor NotImplementedError, which is one): a learner's
+    `except RuntimeError:` is written for PyTorch's errors and must not hide gradtrace's limits.
+    """
 
 
 @functools.cache
@@ -25,4 +33,4 @@ def missing_attribute(namespace: str, name: str, supported: list[str] | None = N
         return AttributeError(f"module '{namespace}' has no attribute '{name}'")
     qualified = f"{namespace}.{name}"
     listing = f" (supported: {', '.join(sorted(supported))})" if supported else ""
-    return NotImplementedError(f"{qualified} is not supported by gradtrace's engine{listing}")
+    return UnsupportedByGradtrace(f"{qualified} is not supported by gradtrace's engine{listing}")

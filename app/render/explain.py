@@ -68,7 +68,7 @@ _ERRORS: list[tuple[re.Pattern, str]] = [
 ]
 
 _BY_TYPE = {
-    "NotImplementedError": "gradtrace's engine covers the core of PyTorch's tensor and autograd "
+    "UnsupportedByGradtrace": "gradtrace's engine covers the core of PyTorch's tensor and autograd "
     "API, and this is outside it. The same code runs in real PyTorch.",
     "SyntaxError": "Python could not read the snippet, so none of it ran. Fix the marked spot.",
     "IndentationError": "Python could not read the snippet, so none of it ran: the indentation "

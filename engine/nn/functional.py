@@ -6,7 +6,7 @@ from engine import dtypes
 from engine import functions as fn
 from engine.shape import broadcast_shapes
 from engine.tensor import Tensor, _apply, _type_word
-from engine.unsupported import missing_attribute
+from engine.unsupported import UnsupportedByGradtrace, missing_attribute
 
 __all__ = [
     "relu",
@@ -58,7 +58,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return linear(input.unsqueeze(0), weight, bias).view(weight.shape[0])
     out = input @ weight.t() if input.ndim <= 2 else None
     if out is None:
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             "nn.Linear on inputs with more than 2 dimensions is not supported by gradtrace's "
             "engine yet"
         )
@@ -115,7 +115,7 @@ def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     if target.is_floating_point():
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             "cross_entropy with class-probability (float) targets is not supported by "
             "gradtrace's engine; pass class indices as a long tensor"
         )

@@ -9,6 +9,7 @@ from engine import random as rng
 from engine import tracing
 from engine.nn import functional as F
 from engine.tensor import Tensor, _bump
+from engine.unsupported import UnsupportedByGradtrace
 
 
 class Parameter(Tensor):
@@ -60,7 +61,7 @@ class Module:
         return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(
+        raise UnsupportedByGradtrace(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
 

@@ -20,6 +20,7 @@ import pytest
 
 import engine
 from engine.snippet import snippet_globals
+from engine.unsupported import UnsupportedByGradtrace
 from tests.engine.goldens import SNIPPETS
 
 SEED = 0  # as the recorder: the generator is seeded before every snippet
@@ -129,7 +130,7 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
     if snippet.get("unsupported"):
         # PyTorch can do this and the engine cannot: it must say so, not do something else
         with (
-            pytest.raises(NotImplementedError, match="not supported by gradtrace"),
+            pytest.raises(UnsupportedByGradtrace, match="not supported by gradtrace"),
             contextlib.redirect_stdout(io.StringIO()),
         ):
             exec(compile(snippet["source"], "<snippet>", "exec"), snippet_globals())

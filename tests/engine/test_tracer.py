@@ -270,7 +270,7 @@ def test_traced_snippets_still_behave_as_pytorch(golden: dict[str, Any]) -> None
     trace = run(golden["source"])
     outcome = trace["outcome"]
     if golden.get("unsupported"):
-        assert outcome["type"] == "NotImplementedError"
+        assert outcome["type"] == "UnsupportedByGradtrace"
         return
     assert trace["stdout"] == golden["stdout"]
     error = None if outcome["status"] == "ok" else [outcome["type"], outcome["message"]]
@@ -706,7 +706,7 @@ print(torch.__name__, nn.__name__, F.__name__, nn2 is nn, optim.__name__, grad._
 
 def test_missing_torch_module_says_so() -> None:
     trace = run("import torch.fft\n")
-    assert trace["outcome"]["type"] == "NotImplementedError"
+    assert trace["outcome"]["type"] == "UnsupportedByGradtrace"
     assert trace["outcome"]["message"].startswith("torch.fft is not supported by gradtrace's")
     assert run("import torch.float32\n")["outcome"]["type"] == "ModuleNotFoundError"
 

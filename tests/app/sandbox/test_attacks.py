@@ -246,15 +246,15 @@ pickle.loads(b"cos\\nsystem\\n(S'touch $scratch/pwned'\\ntR.")
     Attack("torch-load", "error", """
 import torch
 torch.load("$canary")
-""", error="NotImplementedError"),
+""", error="UnsupportedByGradtrace"),
     Attack("torch-save", "error", """
 import torch
 torch.save(torch.ones(2), "$scratch/t.pt")
-""", error="NotImplementedError"),
+""", error="UnsupportedByGradtrace"),
     Attack("torch-hub-url", "error", """
 import torch
 torch.hub.load_state_dict_from_url("http://127.0.0.1:$port/w.pt")
-""", error="NotImplementedError"),
+""", error="UnsupportedByGradtrace"),
     Attack("urllib-import", "error", "import urllib.request\n", error="ImportError"),
     # ***** OS side effects *****
     Attack("os-system", "forbidden", OS + "os.system('touch $scratch/pwned')\n"),
