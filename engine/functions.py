@@ -897,3 +897,18 @@ class CopyBackwards(Node):
 
     def backward(self, grad):
         return np.zeros_like(grad), grad
+
+
+# ***** reductions and scans (more) *****
+
+
+# ***** shapes and indexing (more) *****
+
+
+# ***** elementwise (more) *****
+
+
+# ***** losses and nn.functional (more) *****
+
+
+# ***** matrix products (more) *****
