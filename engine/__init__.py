@@ -4,7 +4,7 @@ Only numpy and the standard library are used here; nothing in this package knows
 the sandbox or drawing. A Tracer (engine.tracer) records what it does when one is active.
 """
 
-from engine import autograd, nn, optim
+from engine import autograd, nn, ops, optim  # noqa: F401 - ops attaches Tensor's methods
 from engine.creation import (
     arange,
     cat,
@@ -25,6 +25,7 @@ from engine.creation import (
     randperm,
     seed,
     stack,
+    tensor,
     where,
     zeros,
     zeros_like,
@@ -32,8 +33,10 @@ from engine.creation import (
 from engine.dtypes import bool_ as bool  # noqa: A001 - torch.bool
 from engine.dtypes import dtype, float32, float64, int32, int64
 from engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from engine.ops.arithmetic import maximum, minimum
+from engine.ops.linalg import dot, matmul, mm, mv
 from engine.shape import Size
-from engine.tensor import Tensor, dot, matmul, maximum, minimum, mm, mv, tensor
+from engine.tensor import Tensor
 from engine.unsupported import missing_attribute
 
 float = float32  # noqa: A001

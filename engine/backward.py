@@ -12,10 +12,10 @@ import itertools
 
 import numpy as np
 
-from engine import tracing
+from engine import record, tracing
 from engine.graph import AccumulateGrad, Node
 from engine.shape import unbroadcast
-from engine.tensor import Tensor, _edge
+from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
 
@@ -47,7 +47,7 @@ def grad(
     roots = _root_gradients(outputs, grad_outputs)
     targets = {}
     for i, t in enumerate(inputs):
-        targets.setdefault(_edge(t), []).append(i)
+        targets.setdefault(record.edge(t), []).append(i)
     captured = _run(outputs, roots, keep_graph=bool(retain_graph), capture=targets)
     results = []
     for i, t in enumerate(inputs):
@@ -112,7 +112,7 @@ def _run(tensors, root_grads, keep_graph: bool, capture: dict | None) -> dict:
     if tracer is not None:
         tracer.on_backward_begin(tensors, root_grads, keep_graph)
 
-    root_edges = [_edge(t) for t in tensors]
+    root_edges = [record.edge(t) for t in tensors]
     dependencies = _count_dependencies([node for node, _ in root_edges])
     needed = _needed_nodes(dependencies, capture) if capture is not None else None
 

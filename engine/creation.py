@@ -1,39 +1,113 @@
-"""Making new tensors: zeros, ones, ranges, random numbers, and joining tensors together."""
+"""Making new tensors: from data (torch.tensor), filled, ranges, random, and by joining tensors."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from engine import dtypes
 from engine import functions as fn
 from engine import random as rng
+from engine.record import apply, leaf
 from engine.shape import broadcast_shapes, parse_shape, wrap_dim
-from engine.tensor import Tensor, _apply, _leaf, _resolve_dtype, _type_word
+from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
 
 def _dtype(dtype, default: dtypes.dtype | None = None) -> np.dtype:
     if dtype is None:
         return (default or dtypes.default_float()).np
-    return _resolve_dtype(dtype).np
+    return dtypes.resolve(dtype).np
+
+
+# ***** from data *****
+
+
+def tensor(data, dtype: dtypes.dtype | None = None, requires_grad: bool = False, device=None):
+    """torch.tensor: copy Python numbers, nested lists or arrays into a new leaf tensor."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        data = data._array
+    array = _to_array(data, dtype)
+    return leaf(array, requires_grad, "tensor")
+
+
+def _to_array(data, dtype: dtypes.dtype | None) -> np.ndarray:
+    values = _unwrap(data)
+    try:
+        array = np.array(values, dtype=None if dtype is None else dtypes.resolve(dtype).np)
+    except ValueError:
+        _check_ragged(values, _first_sizes(values), 0)  # PyTorch's message for uneven lists
+        raise
+    if dtype is not None:
+        return array
+    if array.dtype.kind == "f":
+        return array.astype(dtypes.default_float().np)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64)
+    if array.dtype.kind == "b":
+        return array
+    if array.dtype.kind == "c":
+        raise UnsupportedByGradtrace("complex tensors are not supported by gradtrace's engine")
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _first_sizes(values) -> list[int]:
+    """The shape PyTorch expects: the lengths of the first element at every depth."""
+    sizes = []
+    while isinstance(values, list | tuple):
+        sizes.append(len(values))
+        if not values:
+            break
+        values = values[0]
+    return sizes
+
+
+def _check_ragged(values, sizes: list[int], dim: int) -> None:
+    if dim == len(sizes) or not isinstance(values, list | tuple):
+        return
+    if len(values) != sizes[dim]:
+        raise ValueError(
+            f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(values)})"
+        )
+    for item in values:
+        _check_ragged(item, sizes, dim + 1)
+
+
+def _unwrap(data):
+    if isinstance(data, Tensor):
+        return data._array
+    if isinstance(data, list | tuple):
+        return [_unwrap(d) for d in data]
+    return data
+
+
+# ***** filled with a value *****
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _leaf(np.zeros(parse_shape(size), _dtype(dtype)), requires_grad, "zeros")
+    return leaf(np.zeros(parse_shape(size), _dtype(dtype)), requires_grad, "zeros")
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _leaf(np.ones(parse_shape(size), _dtype(dtype)), requires_grad, "ones")
+    return leaf(np.ones(parse_shape(size), _dtype(dtype)), requires_grad, "ones")
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
     # PyTorch leaves the memory uninitialised; zeros keep traces deterministic
-    return _leaf(np.zeros(parse_shape(size), _dtype(dtype)), requires_grad, "empty")
+    return leaf(np.zeros(parse_shape(size), _dtype(dtype)), requires_grad, "empty")
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
     default = dtypes.of_scalar(fill_value)
-    return _leaf(
+    return leaf(
         np.full(parse_shape((size,)), fill_value, _dtype(dtype, default)), requires_grad, "full"
     )
 
@@ -44,17 +118,17 @@ def _like(t: Tensor, dtype) -> tuple:
 
 def zeros_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
     shape, dt = _like(t, dtype)
-    return _leaf(np.zeros(shape, dt), requires_grad, "zeros_like")
+    return leaf(np.zeros(shape, dt), requires_grad, "zeros_like")
 
 
 def ones_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
     shape, dt = _like(t, dtype)
-    return _leaf(np.ones(shape, dt), requires_grad, "ones_like")
+    return leaf(np.ones(shape, dt), requires_grad, "ones_like")
 
 
 def full_like(t: Tensor, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
     shape, dt = _like(t, dtype)
-    return _leaf(np.full(shape, fill_value, dt), requires_grad, "full_like")
+    return leaf(np.full(shape, fill_value, dt), requires_grad, "full_like")
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
@@ -70,7 +144,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     count = int(np.ceil((float(end) - float(start)) / float(step)))
     # PyTorch computes start + i * step in double, then casts
     values = float(start) + np.arange(count, dtype=np.float64) * float(step)
-    return _leaf(values.astype(dt), requires_grad, "arange")
+    return leaf(values.astype(dt), requires_grad, "arange")
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) -> Tensor:
@@ -78,7 +152,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) ->
         raise RuntimeError("number of steps must be non-negative")
     dt = _dtype(dtype)
     values = _linspace_like_torch(float(start), float(end), int(steps), dt)
-    return _leaf(values, requires_grad, "linspace")
+    return leaf(values, requires_grad, "linspace")
 
 
 def _linspace_like_torch(start: float, end: float, steps: int, dt: np.dtype) -> np.ndarray:
@@ -96,7 +170,7 @@ def _linspace_like_torch(start: float, end: float, steps: int, dt: np.dtype) -> 
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return _leaf(np.eye(n, m, dtype=_dtype(dtype)), requires_grad, "eye")
+    return leaf(np.eye(n, m, dtype=_dtype(dtype)), requires_grad, "eye")
 
 
 # ***** random numbers, from the same generator PyTorch uses on the CPU *****
@@ -126,13 +200,13 @@ def _random_dtype(dtype) -> np.dtype:
 def rand(*size, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
     gen = generator or rng.default_generator
     dt = _random_dtype(dtype)
-    return _leaf(gen.rand(parse_shape(size), dt.name), requires_grad, "rand")
+    return leaf(gen.rand(parse_shape(size), dt.name), requires_grad, "rand")
 
 
 def randn(*size, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
     gen = generator or rng.default_generator
     dt = _random_dtype(dtype)
-    return _leaf(gen.randn(parse_shape(size), dt.name), requires_grad, "randn")
+    return leaf(gen.randn(parse_shape(size), dt.name), requires_grad, "randn")
 
 
 def rand_like(t: Tensor, dtype=None, requires_grad=False) -> Tensor:
@@ -152,14 +226,12 @@ def randint(
         low, high = 0, low
     gen = generator or rng.default_generator
     values = gen.randint(int(low), int(high), parse_shape((size,)))
-    return _leaf(values.astype(_dtype(dtype, dtypes.int64)), requires_grad, "randint")
+    return leaf(values.astype(_dtype(dtype, dtypes.int64)), requires_grad, "randint")
 
 
 def randperm(n, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
     gen = generator or rng.default_generator
-    return _leaf(
-        gen.randperm(int(n)).astype(_dtype(dtype, dtypes.int64)), requires_grad, "randperm"
-    )
+    return leaf(gen.randperm(int(n)).astype(_dtype(dtype, dtypes.int64)), requires_grad, "randperm")
 
 
 # ***** joining and choosing *****
@@ -184,7 +256,7 @@ def stack(tensors, dim=0) -> Tensor:
                 f"and {list(t.shape)} at entry {i}"
             )
     dim = wrap_dim(dim, len(first) + 1)
-    return _apply(fn.StackBackward0, tuple(tensors), arrays=tuple(_same_dtype(tensors)), dim=dim)
+    return apply(fn.StackBackward0, tuple(tensors), arrays=tuple(_same_dtype(tensors)), dim=dim)
 
 
 def cat(tensors, dim=0) -> Tensor:
@@ -207,19 +279,17 @@ def cat(tensors, dim=0) -> Tensor:
                     f"{tensors[0].shape[d]} but got size {t.shape[d]} for tensor number {i} in "
                     "the list."
                 )
-    return _apply(fn.CatBackward0, tuple(tensors), arrays=tuple(_same_dtype(tensors)), dim=dim)
+    return apply(fn.CatBackward0, tuple(tensors), arrays=tuple(_same_dtype(tensors)), dim=dim)
 
 
 def where(condition: Tensor, input, other) -> Tensor:
-    from engine.tensor import tensor
-
     a = input if isinstance(input, Tensor) else tensor(input)
     b = other if isinstance(other, Tensor) else tensor(other)
     if condition._array.dtype != np.bool_:
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{_type_word(condition.dtype)}"
+            f"{dtypes.type_word(condition.dtype)}"
         )
     broadcast_shapes(broadcast_shapes(condition._array.shape, a._array.shape), b._array.shape)
     arrays = _same_dtype([a, b])
-    return _apply(fn.WhereBackward0, (a, b), arrays=tuple(arrays), condition=condition._array)
+    return apply(fn.WhereBackward0, (a, b), arrays=tuple(arrays), condition=condition._array)

@@ -103,3 +103,23 @@ def result_type(tensor_dtypes: list[tuple[dtype, int]], scalars: list[object]) -
         if result is None or scalar_dt.category > result.category:
             result = scalar_dt
     return result if result is not None else default_float()
+
+
+def resolve(value) -> dtype:
+    """A torch dtype from what a snippet passes as dtype= (torch.float64, or Python's float)."""
+    if isinstance(value, dtype):
+        return value
+    if value is float:
+        return float64
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    raise TypeError(f"dtype must be a torch.dtype, not {type(value).__name__}")
+
+
+def type_word(dt: dtype) -> str:
+    """The scalar type's name in PyTorch's messages: Long, Int, Bool, Double, Float."""
+    return {"int64": "Long", "int32": "Int", "bool": "Bool", "float64": "Double"}.get(
+        dt.name, "Float"
+    )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from engine.grad_mode import no_grad
-from engine.tensor import Tensor, _bump
+from engine.record import bump
+from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
 
 __all__ = ["Optimizer", "SGD", "Adam"]
@@ -35,7 +36,7 @@ class Optimizer:
                     p.grad = None  # through the setter, so a trace records it
                 else:
                     p._grad._array[...] = 0
-                    _bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
+                    bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -190,7 +191,7 @@ def _as_tensor(array) -> Tensor:
 def _update(p: Tensor, new_value: np.ndarray) -> None:
     """Write a parameter's new value in place, as PyTorch's optimizers do (its version moves)."""
     p._array[...] = new_value
-    _bump(p, "optimizer.step", None)
+    bump(p, "optimizer.step", None)
 
 
 def __getattr__(name: str):

@@ -73,3 +73,66 @@ def parse_shape(args: tuple) -> tuple[int, ...]:
                 f"expected a sequence of integers as the shape, but got {type(n).__name__}"
             )
     return tuple(int(n) for n in args)
+
+
+def reduced_dims(dim, ndim: int) -> tuple[int, ...]:
+    """The dims a reduction runs over (sum(dim=(0, -1))), made positive, each once."""
+    dims = tuple(wrap_dim(d, ndim) for d in (dim if isinstance(dim, tuple | list) else (dim,)))
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return dims if ndim else ()  # dim 0 of a 0-dim tensor is the tensor itself
+
+
+def infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    """view/reshape's target shape with its one -1 filled in, or PyTorch's error."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if n == -1 else n for n in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def viewable(array: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether the array's memory can be read in `shape` without a copy."""
+    view = array.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return False
+    return True
+
+
+def expanded_shape(current: tuple, sizes: tuple) -> tuple:
+    """expand()'s result shape (-1 keeps a size), or PyTorch's error."""
+    if len(sizes) < len(current):
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(current)}}}, size={list(sizes)}): the number of "
+            "sizes provided "
+            f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor "
+            f"({len(current)})"
+        )
+    lead = len(sizes) - len(current)
+    out = []
+    for i, size in enumerate(sizes):
+        have = current[i - lead] if i >= lead else 1
+        if size == -1:
+            if i < lead:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+            size = have
+        elif have != 1 and have != size:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({size}) must match the existing size ({have}) "
+                f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(current)}"
+            )
+        out.append(size)
+    return tuple(out)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from engine import dtypes
 from engine import functions as fn
+from engine.record import apply
 from engine.shape import broadcast_shapes
-from engine.tensor import Tensor, _apply, _type_word
+from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
 
 __all__ = [
@@ -52,7 +53,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weightᵀ + bias, recorded as PyTorch records it (AddmmBackward0 for a batch)."""
     if input.ndim == 2 and bias is not None:
         _check_inner(input, weight)
-        return _apply(fn.AddmmBackward0, (bias, input, weight.t()))
+        return apply(fn.AddmmBackward0, (bias, input, weight.t()))
     if input.ndim == 1 and bias is not None:
         _check_inner(input.unsqueeze(0), weight)
         return linear(input.unsqueeze(0), weight, bias).view(weight.shape[0])
@@ -68,8 +69,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def _check_inner(input: Tensor, weight: Tensor) -> None:
     if input.dtype is not weight.dtype:
         raise RuntimeError(
-            f"mat1 and mat2 must have the same dtype, but got {_type_word(input.dtype)} and "
-            f"{_type_word(weight.dtype)}"
+            f"mat1 and mat2 must have the same dtype, but got {dtypes.type_word(input.dtype)} and "
+            f"{dtypes.type_word(weight.dtype)}"
         )
     if input.shape[1] != weight.shape[1]:
         raise RuntimeError(
@@ -97,20 +98,20 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     # computed in the promoted dtype (an integer target counts as float32's, float64 wins)
     dt = dtypes.result_type([(input.dtype, input.ndim), (target.dtype, target.ndim)], []).np
     arrays = (input._array.astype(dt, copy=False), target._array.astype(dt, copy=False))
-    return _apply(fn.MseLossBackward0, (input, target), arrays=arrays, reduction=reduction)
+    return apply(fn.MseLossBackward0, (input, target), arrays=arrays, reduction=reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _check_reduction(reduction)
     if target.dtype.name not in ("int64",):
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_type_word(target.dtype)}"
+            f"expected target dtype to be Long or Byte, but got {dtypes.type_word(target.dtype)}"
         )
     classes = input.shape[-1]
     bad = target._array[(target._array < 0) | (target._array >= classes)]
     if bad.size:
         raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
-    return _apply(fn.NllLossBackward0, (input,), target=target._array, reduction=reduction)
+    return apply(fn.NllLossBackward0, (input,), target=target._array, reduction=reduction)
 
 
 def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

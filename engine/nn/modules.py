@@ -8,7 +8,8 @@ from collections import OrderedDict
 from engine import random as rng
 from engine import tracing
 from engine.nn import functional as F
-from engine.tensor import Tensor, _bump
+from engine.record import bump
+from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
 
@@ -104,7 +105,7 @@ class Module:
                     p.grad = None  # through the setter, so a trace records it
                 else:
                     p._grad._array[...] = 0
-                    _bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
+                    bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
 
     def train(self, mode: bool = True) -> Module:
         for m in self.modules():

@@ -1,0 +1,20 @@
+"""What a tensor can do, by kind: each module adds its group of methods to Tensor on import.
+
+arithmetic (+ - * / ** @), comparison (== < & ~), pointwise (exp, relu, clamp, softmax),
+reductions (sum, mean, max, argmax), views (view, reshape, permute, expand), indexing (t[k]),
+inplace (add_, zero_, copy_), conversion (to, float, long), linalg (matmul, mm, mv, dot) and
+autograd (backward).
+"""
+
+from engine.ops import (  # noqa: F401 - imported for the methods they attach
+    arithmetic,
+    autograd,
+    comparison,
+    conversion,
+    indexing,
+    inplace,
+    linalg,
+    pointwise,
+    reductions,
+    views,
+)

@@ -1,0 +1,120 @@
+"""Arithmetic operators (+ - * / % // ** @, unary -, abs), after PyTorch's type promotion."""
+
+from __future__ import annotations
+
+from engine import functions as fn
+from engine.grad_mode import state as grad_state
+from engine.ops.linalg import dot, matmul, mm, mv
+from engine.promotion import binary, cast_scalar, check_number
+from engine.record import apply
+from engine.tensor import Tensor, tensor_methods
+from engine.unsupported import UnsupportedByGradtrace
+
+
+@tensor_methods
+class Arithmetic:
+    """The operators, and their named twins (add, mul, pow, ...)."""
+
+    def __add__(self, other):
+        return binary(fn.AddBackward0, self, other)
+
+    __radd__ = __add__
+
+    def add(self, other, *, alpha=1):
+        return binary(fn.AddBackward0, self, other, alpha=alpha)
+
+    def __sub__(self, other):
+        return binary(fn.SubBackward0, self, other)
+
+    def sub(self, other, *, alpha=1):
+        return binary(fn.SubBackward0, self, other, alpha=alpha)
+
+    def __rsub__(self, other):
+        array, other = cast_scalar(self, other)
+        return apply(fn.RsubBackward1, (self,), arrays=(array,), other=other)
+
+    def __mul__(self, other):
+        return binary(fn.MulBackward0, self, other)
+
+    __rmul__ = mul = __mul__
+
+    def __truediv__(self, other):
+        return binary(fn.DivBackward0, self, other, floating=True)
+
+    div = __truediv__
+
+    def __rtruediv__(self, other):
+        return self.reciprocal() * other
+
+    def __mod__(self, other):
+        if isinstance(other, Tensor):
+            return binary(fn.RemainderBackward1, self, other)
+        check_number(other, "%")
+        array, other = cast_scalar(self, other)
+        return apply(fn.RemainderBackward0, (self,), arrays=(array,), other=other)
+
+    remainder = __mod__
+
+    def __floordiv__(self, other):
+        if grad_state.enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
+            raise UnsupportedByGradtrace(
+                "floor division (//) of a tensor that requires grad is not supported by "
+                "gradtrace's engine (PyTorch has no derivative for it either)"
+            )
+        return binary(fn.FloorDivide, self, other)
+
+    floor_divide = __floordiv__
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor):
+            return binary(fn.PowBackward1, self, exponent)
+        check_number(exponent, "** or pow()")
+        array, exponent = cast_scalar(self, exponent)
+        if array.dtype.kind in "iu" and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
+
+    pow = __pow__
+
+    def __rpow__(self, base):
+        check_number(base, "pow")
+        array, base = cast_scalar(self, base)
+        return apply(fn.PowBackward2, (self,), arrays=(array,), base=base)
+
+    def __neg__(self):
+        return apply(fn.NegBackward0, (self,))
+
+    neg = __neg__
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return apply(fn.AbsBackward0, (self,))
+
+    abs = __abs__
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    matmul = __matmul__
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def mm(self, other):
+        return mm(self, other)
+
+    def mv(self, vec):
+        return mv(self, vec)
+
+    def dot(self, other):
+        return dot(self, other)
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    return binary(fn.MaximumBackward0, a, b)
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    return binary(fn.MinimumBackward0, a, b)

@@ -1,0 +1,66 @@
+"""In-place ops (add_, mul_, zero_, copy_, ...): same storage, version counter bumped."""
+
+from __future__ import annotations
+
+from engine import functions as fn
+from engine.creation import tensor
+from engine.promotion import check_number, raw
+from engine.record import apply_inplace
+from engine.shape import broadcast_shapes
+from engine.tensor import Tensor, tensor_methods
+
+
+@tensor_methods
+class InPlace:
+    """Trailing-underscore methods, and the augmented operators (+=, ...) that call them."""
+
+    def add_(self, other, *, alpha=1):
+        return inplace(fn.AddBackward0, self, other, alpha=alpha)
+
+    def sub_(self, other, *, alpha=1):
+        return inplace(fn.SubBackward0, self, other, alpha=alpha)
+
+    def mul_(self, other):
+        return inplace(fn.MulBackward0, self, other)
+
+    def div_(self, other):
+        return inplace(fn.DivBackward0, self, other)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def zero_(self):
+        return inplace(fn.ZeroBackward0, self)
+
+    def fill_(self, value):
+        return inplace(fn.FillBackward2, self, value=raw(value))
+
+    def copy_(self, src):
+        return inplace(fn.CopyBackwards, self, src)
+
+    def clamp_(self, min=None, max=None):
+        return inplace(fn.ClampBackward1, self, min=min, max=max)
+
+    def neg_(self):
+        return inplace(fn.NegBackward0, self)
+
+
+def inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
+    """`target.op_(other)`: the operand cast to the target's dtype (an in-place op keeps it)."""
+    other = operands[0] if operands else None
+    if isinstance(other, list | tuple):
+        other = tensor(other)
+    if node_cls is fn.DivBackward0 and target._array.dtype.kind != "f":
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    if isinstance(other, Tensor):
+        broadcast_shapes(target._array.shape, other._array.shape)
+        arrays = (target._array, other._array.astype(target._array.dtype, copy=False))
+    elif other is not None:
+        check_number(other, node_cls.__name__)
+        arrays = (target._array, target._array.dtype.type(other))
+    else:
+        arrays = (target._array,)
+    inputs = (target, other) if operands else (target,)
+    return apply_inplace(node_cls, target, inputs, arrays, **kwargs)
