@@ -3,8 +3,6 @@ know how a snippet was run.
 
 One sandbox per process, started on first use (or by the web app at startup). Runs are queued
 fairly by client: the web app names each run's `Requester` (its session and address).
-`run_snippet_in_process` skips the sandbox: for tests and benchmarks that ask for it, never for
-code from users.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ import atexit
 import threading
 
 from app.sandbox import Requester, SandboxClient, SandboxSettings, probe
-from engine.tracer import trace_snippet
 
 LOCAL = Requester("local", "local")  # the command line: one user, one client
 
@@ -57,11 +54,6 @@ def run_snippet(code: str) -> dict:
 async def run_snippet_async(code: str, requester: Requester) -> dict:
     """run_snippet for async routes, on behalf of `requester`: waits without holding a thread."""
     return await sandbox().run(code, client=requester)
-
-
-def run_snippet_in_process(code: str) -> dict:
-    """The trace of `code` run in this very process, unsandboxed: tests and benchmarks only."""
-    return trace_snippet(code)
 
 
 def missing_layers() -> list[str]:

@@ -46,7 +46,6 @@ int64 = dtype("int64", np.int64, INT)
 bool_ = dtype("bool", np.bool_, BOOL)
 
 ALL = (float32, float64, int32, int64, bool_)
-ALIASES = {"float": float32, "double": float64, "int": int32, "long": int64}
 FROM_NUMPY = {d.np: d for d in ALL}
 
 

@@ -49,7 +49,6 @@ class Ticket:
     address: str
     start: Callable[[Ticket], None]  # called (under no lock) when the run may begin
     started: bool = False
-    cancelled: bool = False
 
 
 class Admission:
@@ -109,7 +108,6 @@ class Admission:
                 self._dequeued(ticket)
                 if not queue:
                     del self._queues[ticket.client]
-            ticket.cancelled = True
             return True
 
     def stats(self) -> dict:

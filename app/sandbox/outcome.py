@@ -16,7 +16,6 @@ from app.sandbox import child, statuses, validate
 from app.sandbox.settings import SandboxSettings
 
 CPU_SIGNALS = {signal.SIGXCPU, signal.SIGPROF}
-CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT}
 # "[Errno 1] Operation not permitted": seccomp's default answer, and Landlock's EACCES
 _REFUSED_ERRNO = re.compile(r"^\[Errno (\d+)\]")
 REFUSED = {errno.EPERM, errno.EACCES}

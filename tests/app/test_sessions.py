@@ -11,6 +11,7 @@ from app import execution
 from app.config import Settings
 from app.main import create_app
 from app.sessions import COOKIE, Sessions
+from engine.tracer import trace_snippet
 
 
 def _client(app) -> TestClient:
@@ -29,7 +30,7 @@ def seen(monkeypatch):
 
     async def fake_run(code, requester):
         requesters.append(requester)
-        return {**execution.run_snippet_in_process(code)}
+        return trace_snippet(code)
 
     monkeypatch.setattr(execution, "run_snippet_async", fake_run)
     return requesters
