@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.render import ops, values
+from app.render.spans import one_line, span_text
 
 LABEL_LIMIT = 40
 
@@ -505,10 +506,8 @@ _INFIX = {"+": "+", "−": "-", "×": "*", "÷": "/", "@": "@", "**": "**"}
 
 
 def _source(lines: list[str], span: list | None) -> str:
-    """The text of a one-line span, whitespace collapsed (as the tracer labels expressions)."""
-    if not span or span[0] != span[2] or not 0 < span[0] <= len(lines):
-        return ""
-    return " ".join(lines[span[0] - 1][span[1] : span[3]].split())
+    """The text of a one-line span (as the tracer labels expressions)."""
+    return span_text(lines, span) if one_line(span) else ""
 
 
 def _derived(name: str, inputs: list, labels: Mapping[str, str]) -> tuple[str, str]:

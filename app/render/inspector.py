@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from app.render import grads, graph, ops, values
+from app.render.spans import span_text
 from engine import printing
 
 _TENSOR = re.compile(r"^(t\d+)(?:-v(\d+)|-root)?$")
@@ -318,11 +319,8 @@ class _Facts:
 
     def _where(self, seq: int | None) -> str:
         span = self.events[seq].get("span") if seq is not None and seq < len(self.events) else None
-        if not span or not 0 < span[0] <= len(self.lines):
-            return "—"
-        line, col, end_line, end_col = span
-        text = self.lines[line - 1][col:end_col] if line == end_line else self.lines[line - 1][col:]
-        return f"line {line}: {text.strip()}"
+        text = span_text(self.lines, span)
+        return f"line {span[0]}: {text}" if text else "—"
 
 
 _ADDRESS_NOTE = "where the object sits in memory: different on every run, so not recorded"

@@ -14,6 +14,7 @@ import re
 from app.render import ops, values
 from app.render.explain import explain_error, explain_status
 from app.render.graph import Scene, root_name
+from app.render.spans import one_line, span_text
 
 SOURCE_LIMIT = 40  # longest source excerpt quoted, in characters
 MESSAGE_LIMIT = 200  # an error message longer than this is quoted up to its first sentence
@@ -140,18 +141,8 @@ class Narrator:
     def source(self, span: list | None) -> str:
         """The source text a span covers, whitespace collapsed, cut to SOURCE_LIMIT; of a
         compound statement (`for val in x: …`) only its header."""
-        if not span:
-            return ""
-        line, col, end_line, end_col = span
-        chunk = self.lines[line - 1 : end_line]
-        if not chunk:
-            return ""
-        if line == end_line:
-            chunk = [chunk[0][col:end_col]]
-        else:
-            chunk[0], chunk[-1] = chunk[0][col:], chunk[-1][:end_col]
-        text = " ".join(" ".join(chunk).split())
-        if line != end_line and text.split(" ", 1)[0] in _COMPOUND and ":" in text:
+        text = span_text(self.lines, span)
+        if not one_line(span) and text.split(" ", 1)[0] in _COMPOUND and ":" in text:
             text = text[: text.index(":") + 1]
         return text if len(text) <= SOURCE_LIMIT else text[: SOURCE_LIMIT - 1] + "…"
 
