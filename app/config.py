@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from app.render_pool import RenderSettings
+from app.sandbox.settings import SandboxSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "GRADTRACE_"
@@ -41,7 +42,9 @@ class Networks(tuple):
 @dataclass(frozen=True)
 class Settings:
     db_path: Path
-    max_source_bytes: int = 20_000
+    max_source_bytes: int = (
+        SandboxSettings.max_source_bytes
+    )  # the web's limit starts as the sandbox's
     # ***** sessions: an anonymous id in a signed cookie *****
     session_secret: str = ""  # empty: a random key kept in session.key beside the database
     # ***** new traces each session and each address may store, per window *****

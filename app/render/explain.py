@@ -89,6 +89,7 @@ _BY_TYPE = {
     "AssertionError": "An assert in the snippet failed.",
 }
 
+# One sentence for every way a run can end other than ok/error (tests tie it to statuses.ALL)
 STATUSES = {
     "cpu_limit": "The snippet used up the CPU time a run may take. A loop that runs much longer "
     "than intended is the usual cause.",

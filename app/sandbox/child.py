@@ -26,7 +26,7 @@ from app import trace_cut
 from app.sandbox import frontdoor, hardening, probe, protocol, seccomp, statuses
 from app.sandbox.settings import SandboxSettings
 from engine.snippet import SNIPPET_FILENAME, Importer
-from engine.tracer import Stopped, trace_snippet
+from engine.tracer import TRACE_VERSION, Stopped, trace_snippet
 
 # Exit codes the zygote reads when the child wrote no trace.
 EXIT_SETUP_FAILED = 120
@@ -112,7 +112,7 @@ def rejected_trace(code: str, message: str, settings: SandboxSettings) -> dict:
 def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
     """A trace of nothing, ending with `outcome`."""
     return {
-        "version": 1,
+        "version": TRACE_VERSION,
         "code": code,
         "tensors": {},
         "nodes": {},

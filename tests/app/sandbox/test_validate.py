@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.render import narrate, render
 from app.sandbox import SandboxSettings, validate
-from engine.tracer import trace_snippet
+from engine.tracer import DEFAULT_MAX_EVENTS, trace_snippet
 from tests.timing import cpu_seconds
 
 SNIPPETS = [
@@ -89,7 +89,9 @@ def test_every_engine_golden_snippet_passes():
     from tests.engine.goldens import SNIPPETS
 
     for snippet in SNIPPETS:
-        trace = trace_snippet(snippet["source"], max_events=snippet.get("max_events") or 20_000)
+        trace = trace_snippet(
+            snippet["source"], max_events=snippet.get("max_events") or DEFAULT_MAX_EVENTS
+        )
         validate.check(trace)
 
 
