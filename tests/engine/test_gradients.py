@@ -11,7 +11,7 @@ A float32 smoke test per op family checks that gradients come back float32 and t
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -22,74 +22,13 @@ from hypothesis.extra import numpy as hnp
 import engine as torch
 from engine import nn
 from engine.nn import functional as F
+from tests.engine.fd import (
+    check_gradients,
+    param_leaf,
+    weights,
+)
 
-EPS, RTOL, ATOL = 1e-6, 1e-4, 1e-6
 SETTINGS = settings(max_examples=25, deadline=None)
-
-Leaf = Callable[[np.ndarray, bool], torch.Tensor]
-
-
-# ***** the check *****
-
-
-def plain_leaf(array: np.ndarray, requires_grad: bool) -> torch.Tensor:
-    return torch.tensor(array, dtype=torch.float64, requires_grad=requires_grad)
-
-
-def param_leaf(array: np.ndarray, requires_grad: bool) -> torch.Tensor:
-    return nn.Parameter(torch.tensor(array, dtype=torch.float64), requires_grad=requires_grad)
-
-
-def weights(shape: tuple) -> np.ndarray:
-    """The same weights for every evaluation of one op: all that matters is the shape."""
-    return np.random.default_rng(20240613).uniform(-2.0, 2.0, size=shape)
-
-
-def weighted_loss(op: Callable, leaves: list) -> torch.Tensor:
-    out = op(*leaves)
-    assert isinstance(out, torch.Tensor), f"op must return one tensor, got {type(out).__name__}"
-    return (out * torch.tensor(weights(tuple(out.shape)), dtype=out.dtype)).sum()
-
-
-def numeric_gradient(op: Callable, arrays: list[np.ndarray], i: int, leaf: Leaf) -> np.ndarray:
-    def loss_at(shifted: np.ndarray) -> float:
-        leaves = [leaf(shifted if j == i else a, False) for j, a in enumerate(arrays)]
-        return weighted_loss(op, leaves).item()
-
-    grad = np.zeros_like(arrays[i])
-    for index in np.ndindex(arrays[i].shape):
-        plus, minus = arrays[i].copy(), arrays[i].copy()
-        plus[index] += EPS
-        minus[index] -= EPS
-        grad[index] = (loss_at(plus) - loss_at(minus)) / (2 * EPS)
-    return grad
-
-
-def check_gradients(
-    op: Callable, *arrays, leaf: Leaf = plain_leaf, requires: Sequence[bool] | None = None
-) -> None:
-    """Assert that backward through `op` matches central finite differences for every input.
-
-    `requires` says which inputs are leaves that require grad (all of them by default); the
-    others are constants, which must get no .grad.
-    """
-    arrays = [np.array(a, dtype=np.float64) for a in arrays]
-    requires = [True] * len(arrays) if requires is None else list(requires)
-    leaves = [leaf(a, r) for a, r in zip(arrays, requires, strict=True)]
-    loss = weighted_loss(op, leaves)
-    assert loss.dtype == torch.float64
-    loss.backward()
-    for i, (a, x) in enumerate(zip(arrays, leaves, strict=True)):
-        if not requires[i]:
-            assert x.grad is None, f"input {i} does not require grad but got one"
-            continue
-        assert x.grad is not None, f"input {i} got no gradient"
-        assert x.grad.dtype == torch.float64, f"input {i}: grad is {x.grad.dtype}"
-        assert tuple(x.grad.shape) == a.shape, f"input {i}: grad shape {tuple(x.grad.shape)}"
-        expected = numeric_gradient(op, arrays, i, leaf)
-        np.testing.assert_allclose(
-            x.grad.detach().numpy(), expected, rtol=RTOL, atol=ATOL, err_msg=f"input {i}"
-        )
 
 
 # ***** strategies *****

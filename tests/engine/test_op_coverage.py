@@ -1,0 +1,79 @@
+"""Every grad_fn the engine has is narrated, recorded in a golden, and checked numerically.
+
+An op is one node class (engine/functions.py and friends); adding one without its three
+companions fails here with the list of what is missing:
+- words in app/render/ops.py (what the player says it does and sends back),
+- a golden snippet recorded from PyTorch that makes it (tools/goldens/),
+- a finite-difference check of its backward (tests/engine/test_gradients.py, via
+  tests/engine/fd.py, which notes every node class a check's graph contains).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+from app.render import ops
+from engine.graph import AccumulateGrad, Node
+from tests.engine import fd
+from tests.engine.goldens import SNIPPETS
+
+# Nodes that have no backward to check, each with the reason.
+NOT_DIFFERENTIABLE = {
+    "FloorDivide": "floor division has no derivative (PyTorch records no grad_fn either)",
+}
+
+
+def engine_nodes() -> dict[str, type]:
+    """Every concrete grad_fn class, by class name (PyTorch's name for it)."""
+    found, stack = {}, [Node]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            stack.append(sub)
+            if sub is AccumulateGrad or not sub.__module__.startswith("engine."):
+                continue
+            if sub.__name__.startswith("_"):
+                continue  # a shared base of several nodes (its subclasses are the ops)
+            found[sub.__name__] = sub
+    return found
+
+
+def golden_node_names() -> set[str]:
+    names = set()
+    for snippet in SNIPPETS:
+        for probe in snippet.get("probes", {}).values():
+            if probe.get("grad_fn"):
+                names.add(probe["grad_fn"])
+            for name, _ in probe.get("next_functions") or ():
+                if name:
+                    names.add(name)
+        names |= {word.strip("<>(),=") for word in snippet.get("stdout", "").split()}
+    return names
+
+
+NODES = engine_nodes()
+
+
+def test_the_engine_has_its_ops():
+    assert engine.Tensor  # the import attached every op module's classes
+    assert len(NODES) > 60
+
+
+def test_every_op_has_words():
+    missing = sorted(ops.plain(cls.name(cls.__new__(cls))) for cls in NODES.values())
+    missing = [name for name in missing if name not in ops.OPS]
+    assert not missing, f"add these to app/render/ops.py: {missing}"
+
+
+def test_every_op_is_in_a_golden_recorded_from_pytorch():
+    seen = golden_node_names()
+    missing = sorted(name for name in NODES if name not in seen)
+    assert not missing, f"record a golden (tools/goldens/) that makes: {missing}"
+
+
+def test_every_op_has_a_finite_difference_check(request):
+    if not getattr(request.config, "stash_fd_complete", False):
+        pytest.skip("needs every test in tests/engine/test_gradients.py to run first")
+    missing = sorted(set(NODES) - fd.CHECKED - set(NOT_DIFFERENTIABLE))
+    assert not missing, f"add a finite-difference check (test_gradients.py) for: {missing}"
