@@ -3,7 +3,6 @@ every operation the engine has."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
@@ -12,8 +11,6 @@ import pytest
 from app.render import narrate, ops, render, values
 from app.render.explain import STATUSES, explain_error, explain_status
 from app.render.narration import article
-from engine import functions
-from engine.graph import Node
 from engine.tracer import trace_snippet
 
 HERE = Path(__file__).parent
@@ -49,22 +46,6 @@ def test_the_seed_walkthrough_is_told_with_its_numbers():
 
 
 # ***** every operation *****
-
-
-def engine_node_names() -> list[str]:
-    """Every grad_fn class engine/functions.py defines, by the name PyTorch gives it."""
-    names = []
-    for _, cls in inspect.getmembers(functions, inspect.isclass):
-        if issubclass(cls, Node) and cls is not Node and cls.__module__ == functions.__name__:
-            names.append(ops.plain(cls.name(cls.__new__(cls))))
-    return sorted(names)
-
-
-def test_every_engine_op_has_words():
-    names = engine_node_names()
-    assert len(names) > 60
-    missing = [name for name in names if name not in ops.OPS]
-    assert not missing, f"add these to app/render/ops.py: {missing}"
 
 
 def synthetic(name: str, inplace: bool = False) -> dict:
