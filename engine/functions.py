@@ -7,6 +7,8 @@ back to its inputs in `backward`. Broadcasting is undone by the backward engine,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.graph import Node
@@ -902,10 +904,663 @@ class CopyBackwards(Node):
 # ***** reductions and scans (more) *****
 
 
+def _keep(grad, dims, keepdim):
+    """A reduction's gradient with the reduced dims put back as size 1, ready to broadcast."""
+    return grad if keepdim else np.expand_dims(grad, dims)
+
+
+def _products_of_the_others(a, axis):
+    """For each element, the product of all the others along `axis`, without dividing.
+
+    Dividing the whole product by the element fails at zeros; multiplying the products before
+    and after it does not, which is how PyTorch's prod backward copes with zeros too.
+    """
+    ones = np.ones_like(np.take(a, [0], axis=axis))
+    before = np.cumprod(np.concatenate([ones, a], axis=axis), axis=axis)
+    after = np.flip(
+        np.cumprod(np.concatenate([ones, np.flip(a, axis)], axis=axis), axis=axis), axis
+    )
+    n = a.shape[axis]
+    return np.take(before, range(n), axis=axis) * np.take(after, range(1, n + 1), axis=axis)
+
+
+class ProdBackward0(Node):
+    """prod() of the whole tensor."""
+
+    formula = "grad_self = grad * (the product of all the other elements)"
+
+    def forward(self, a):
+        self.save(0, "result")
+        return np.prod(a, dtype=_sum_dtype(a))
+
+    def backward(self, grad):
+        a, _ = self.saved_values()
+        if a.size == 0:
+            return (np.zeros(a.shape, grad.dtype),)
+        others = _products_of_the_others(a.reshape(-1), 0).reshape(a.shape)
+        return (grad * others,)
+
+
+class ProdBackward1(Node):
+    """prod(dim)."""
+
+    formula = "grad_self = grad * (the product of the other elements along dim)"
+
+    def forward(self, a, dim, keepdim):
+        self.dim, self.keepdim = dim, keepdim
+        self.save(0, "result")
+        return np.prod(a, axis=dim, keepdims=keepdim, dtype=_sum_dtype(a))
+
+    def backward(self, grad):
+        a, _ = self.saved_values()
+        if a.ndim == 0:
+            return (grad,)
+        return (_keep(grad, self.dim, self.keepdim) * _products_of_the_others(a, self.dim),)
+
+
+def degrees_of_freedom(shape, dims, correction) -> float:
+    """n - correction, never below 0: PyTorch divides by it (and warns when it is 0)."""
+    n = math.prod(shape[d] for d in dims) if dims is not None else math.prod(shape)
+    return max(0, n - correction)
+
+
+class VarBackward0(Node):
+    formula = "grad_self = grad * 2 * (self - mean) / (n - correction)"
+
+    def forward(self, a, dims, correction, keepdim):
+        self.dims, self.correction, self.keepdim = dims, correction, keepdim
+        self.save(0)
+        return variance(a, dims, correction, keepdim)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        return (_var_backward(grad, a, self.dims, self.correction, self.keepdim),)
+
+
+def variance(a, dims, correction, keepdim):
+    axis = dims if dims is not None else None
+    centred = a - a.mean(axis=axis, keepdims=True, dtype=a.dtype)
+    squares = (centred * centred).sum(axis=axis, keepdims=keepdim, dtype=a.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (squares / a.dtype.type(degrees_of_freedom(a.shape, dims, correction))).astype(
+            a.dtype, copy=False
+        )
+
+
+def _var_backward(grad, a, dims, correction, keepdim):
+    axis = dims if dims is not None else tuple(range(a.ndim))
+    grad = _keep(grad, axis, keepdim)
+    dof = degrees_of_freedom(a.shape, dims, correction)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.asarray(2.0 / dof if dof else np.inf, a.dtype)
+        return scale * grad * (a - a.mean(axis=axis, keepdims=True, dtype=a.dtype))
+
+
+class StdBackward0(Node):
+    formula = "grad_self = grad * (self - mean) / ((n - correction) * result)"
+
+    def forward(self, a, dims, correction, keepdim):
+        self.dims, self.correction, self.keepdim = dims, correction, keepdim
+        self.save(0, "result")
+        return np.sqrt(variance(a, dims, correction, keepdim))
+
+    def backward(self, grad):
+        a, result = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # where the std is 0 PyTorch sends 0, not the nan that 0/0 would give
+            grad = np.where(result == 0, 0, grad / (2 * result)).astype(result.dtype)
+        return (_var_backward(grad, a, self.dims, self.correction, self.keepdim),)
+
+
+class LinalgVectorNormBackward0(Node):
+    """linalg.vector_norm, which Tensor.norm and torch.norm also record."""
+
+    formula = "grad_self = grad * d‖self‖ₚ/dself (self / norm for p = 2)"
+
+    def forward(self, a, ord, dims, keepdim):
+        self.ord, self.dims, self.keepdim = ord, dims, keepdim
+        self.save(0, "result")
+        return vector_norm(a, ord, dims, keepdim)
+
+    def backward(self, grad):
+        a, norm = self.saved_values()
+        axis = self.dims if self.dims is not None else tuple(range(a.ndim))
+        grad, norm = _keep(grad, axis, self.keepdim), _keep(norm, axis, self.keepdim)
+        p = self.ord
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 0:
+                out = np.zeros_like(a)
+            elif p == 1:
+                out = np.sign(a) * grad
+            elif p == 2:
+                out = a * np.where(norm == 0, 0, grad / norm)
+            elif math.isinf(p):
+                # every element whose size is the norm shares the gradient evenly
+                hits = (np.abs(a) == norm) | np.isnan(a)
+                out = np.sign(a) * (grad / hits.sum(axis=axis, keepdims=True)) * hits
+            elif p < 1:
+                scaled = np.where(a == 0, 0, np.sign(a) * np.abs(a) ** (p - 1))
+                out = scaled * grad * norm ** (1 - p)
+            elif p < 2:
+                out = (
+                    np.sign(a)
+                    * np.abs(a) ** (p - 1)
+                    * np.where(norm == 0, 0, grad / norm ** (p - 1))
+                )
+            else:
+                out = a * np.abs(a) ** (p - 2) * np.where(norm == 0, 0, grad / norm ** (p - 1))
+        return (out.astype(a.dtype, copy=False),)
+
+
+def vector_norm(a, ord, dims, keepdim):
+    axis = dims if dims is not None else None
+    size = np.abs(a)
+    if ord == 2:
+        return np.sqrt((a * a).sum(axis=axis, keepdims=keepdim, dtype=a.dtype))
+    if ord == 1:
+        return size.sum(axis=axis, keepdims=keepdim, dtype=a.dtype)
+    if ord == math.inf:
+        return size.max(axis=axis, keepdims=keepdim)
+    if ord == -math.inf:
+        return size.min(axis=axis, keepdims=keepdim)
+    if ord == 0:
+        return (a != 0).sum(axis=axis, keepdims=keepdim, dtype=a.dtype)
+    with np.errstate(divide="ignore", over="ignore"):
+        power = a.dtype.type(ord)
+        return ((size**power).sum(axis=axis, keepdims=keepdim, dtype=a.dtype)) ** (1 / power)
+
+
+class CumsumBackward0(Node):
+    formula = "grad_self = grad summed from the end back to each position (a reversed cumsum)"
+
+    def forward(self, a, dim):
+        self.dim = dim
+        return np.cumsum(a, axis=dim, dtype=_sum_dtype(a)) if a.ndim else a.astype(_sum_dtype(a))
+
+    def backward(self, grad):
+        if grad.ndim == 0:
+            return (grad,)
+        return (np.flip(np.cumsum(np.flip(grad, self.dim), axis=self.dim), self.dim),)
+
+
+class CumprodBackward0(Node):
+    formula = (
+        "grad_self[i] = sum over j ≥ i of grad[j] * (the product of self[..j] without self[i])"
+    )
+
+    def forward(self, a, dim):
+        self.dim = dim
+        self.save(0, "result")
+        return np.cumprod(a, axis=dim, dtype=_sum_dtype(a)) if a.ndim else a.astype(_sum_dtype(a))
+
+    def backward(self, grad):
+        a, _ = self.saved_values()
+        if a.ndim == 0:
+            return (grad,)
+        # out[j] = a[0] ... a[j]: d out[j] / d a[i] = (product before i) * (a[i+1] ... a[j]),
+        # multiplied out rather than divided, so zeros in the input are handled exactly
+        a, grad = np.moveaxis(a, self.dim, -1), np.moveaxis(grad, self.dim, -1)
+        n = a.shape[-1]
+        out = np.zeros(a.shape, grad.dtype)
+        for i in range(n):
+            before = np.prod(a[..., :i], axis=-1)
+            running = np.ones(a.shape[:-1], a.dtype)
+            total = grad[..., i].copy()
+            for j in range(i + 1, n):
+                running = running * a[..., j]
+                total = total + grad[..., j] * running
+            out[..., i] = before * total
+        return (np.moveaxis(out, -1, self.dim),)
+
+
+class LogsumexpBackward0(Node):
+    formula = "grad_self = grad * exp(self - result)  (the softmax of self)"
+
+    def forward(self, a, dims, keepdim):
+        self.dims, self.keepdim = dims, keepdim
+        self.save(0, "result")
+        return logsumexp(a, dims, keepdim)
+
+    def backward(self, grad):
+        a, result = self.saved_values()
+        grad, result = _keep(grad, self.dims, self.keepdim), _keep(result, self.dims, self.keepdim)
+        return (grad * np.exp(a - result),)
+
+
+def logsumexp(a, dims, keepdim):
+    if a.size == 0:
+        return np.log(np.exp(a).sum(axis=dims, keepdims=keepdim))
+    top = a.max(axis=dims, keepdims=True)
+    top = np.where(np.isinf(top), 0, top)  # all -inf (or an inf) must not turn into nan
+    with np.errstate(divide="ignore"):
+        total = np.log(np.exp(a - top).sum(axis=dims, keepdims=True)) + top
+    return total if keepdim else total.squeeze(dims)
+
+
+class TopkBackward0(Node):
+    """topk and sort: the values picked, and the indices they came from."""
+
+    formula = "grad_self = zeros, with grad put back where each value came from"
+
+    def forward(self, a, indices, dim):
+        self.shape, self.dim = a.shape, dim
+        self.indices = indices
+        if a.ndim == 0:
+            return a.copy()
+        return np.take_along_axis(a, indices, axis=dim)
+
+    def backward(self, grad):
+        if grad.ndim == 0:
+            return (grad,)
+        out = np.zeros(self.shape, grad.dtype)
+        np.put_along_axis(out, self.indices, grad, axis=self.dim)
+        return (out,)
+
+
+class SortBackward0(TopkBackward0):
+    formula = "grad_self = grad put back where each sorted value came from"
+
+
+class AmaxBackward0(Node):
+    formula = "grad_self = grad shared evenly among the elements equal to the max"
+
+    reduce = staticmethod(np.max)
+
+    def forward(self, a, dims, keepdim):
+        self.dims, self.keepdim = dims, keepdim
+        self.save(0, "result")
+        return self.reduce(a, axis=dims, keepdims=keepdim)
+
+    def backward(self, grad):
+        a, result = self.saved_values()
+        grad, result = _keep(grad, self.dims, self.keepdim), _keep(result, self.dims, self.keepdim)
+        hits = a == result
+        return ((grad / hits.sum(axis=self.dims, keepdims=True) * hits).astype(grad.dtype),)
+
+
+class AminBackward0(AmaxBackward0):
+    formula = "grad_self = grad shared evenly among the elements equal to the min"
+
+    reduce = staticmethod(np.min)
+
+
 # ***** shapes and indexing (more) *****
 
 
 # ***** elementwise (more) *****
+
+
+class _Flat(Node):
+    """A step function (round, floor, sign, ...): flat almost everywhere, so its gradient is 0."""
+
+    formula = "grad_self = 0 (the result does not change as self moves a little)"
+
+    def backward(self, grad):
+        return (np.zeros_like(grad),)
+
+
+class RoundBackward0(_Flat):
+    def forward(self, a):
+        return np.rint(a) if a.dtype.kind == "f" else a.copy()  # halves go to the even neighbour
+
+
+class RoundBackward1(_Flat):
+    """round(decimals=d): scaled by 10^d in the tensor's own dtype, as PyTorch's kernel does."""
+
+    def forward(self, a, decimals):
+        scale = a.dtype.type(10.0 ** abs(decimals))
+        if decimals < 0:
+            return np.rint(a / scale) * scale
+        return np.rint(a * scale) / scale
+
+
+class FloorBackward0(_Flat):
+    def forward(self, a):
+        return np.floor(a) if a.dtype.kind == "f" else a.copy()
+
+
+class CeilBackward0(_Flat):
+    def forward(self, a):
+        return np.ceil(a) if a.dtype.kind == "f" else a.copy()
+
+
+class TruncBackward0(_Flat):
+    def forward(self, a):
+        return np.trunc(a) if a.dtype.kind == "f" else a.copy()
+
+
+class SignBackward0(_Flat):
+    def forward(self, a):
+        return np.sign(a) if a.dtype.kind != "b" else a.copy()
+
+
+class SgnBackward0(SignBackward0):
+    """sgn: sign, extended to complex numbers; for real ones PyTorch still saves both."""
+
+    def forward(self, a):
+        self.save(0, "result")
+        return super().forward(a)
+
+
+class FracBackward0(Node):
+    formula = "grad_self = grad  (self - trunc(self) moves exactly as self does)"
+
+    def forward(self, a):
+        return a - np.trunc(a)
+
+    def backward(self, grad):
+        return (grad,)
+
+
+class _OfSelf(Node):
+    """f(self), whose derivative PyTorch writes with self: `derivative(a)` times the gradient."""
+
+    function = None  # each subclass names its numpy function
+
+    def forward(self, a):
+        self.save(0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self.function(a).astype(a.dtype, copy=False)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return ((grad * self.derivative(a)).astype(grad.dtype, copy=False),)
+
+    def derivative(self, a):
+        raise NotImplementedError
+
+
+class _OfResult(_OfSelf):
+    """f(self), whose derivative PyTorch writes with the result (so it saves that instead)."""
+
+    def forward(self, a):
+        self.save("result")
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self.function(a).astype(a.dtype, copy=False)
+
+
+def _rsqrt(a):
+    return 1 / np.sqrt(a)
+
+
+class RsqrtBackward0(_OfResult):
+    formula = "grad_self = grad * -0.5 * result³"
+    function = staticmethod(_rsqrt)
+
+    def derivative(self, result):
+        return -0.5 * result * result * result
+
+
+class TanBackward0(_OfResult):
+    formula = "grad_self = grad * (1 + result²)"
+    function = staticmethod(np.tan)
+
+    def derivative(self, result):
+        return 1 + result * result
+
+
+class Exp2Backward0(_OfResult):
+    formula = "grad_self = grad * result * ln 2"
+    function = staticmethod(np.exp2)
+
+    def derivative(self, result):
+        return result * result.dtype.type(math.log(2.0))
+
+
+class Expm1Backward0(_OfResult):
+    formula = "grad_self = grad * (result + 1)"
+    function = staticmethod(np.expm1)
+
+    def derivative(self, result):
+        return result + 1
+
+
+class AsinBackward0(_OfSelf):
+    formula = "grad_self = grad / √(1 - self²)"
+    function = staticmethod(np.arcsin)
+
+    def derivative(self, a):
+        return 1 / np.sqrt(1 - a * a)
+
+
+class AcosBackward0(_OfSelf):
+    formula = "grad_self = -grad / √(1 - self²)"
+    function = staticmethod(np.arccos)
+
+    def derivative(self, a):
+        return -1 / np.sqrt(1 - a * a)
+
+
+class AtanBackward0(_OfSelf):
+    formula = "grad_self = grad / (1 + self²)"
+    function = staticmethod(np.arctan)
+
+    def derivative(self, a):
+        return 1 / (1 + a * a)
+
+
+class SinhBackward0(_OfSelf):
+    formula = "grad_self = grad * cosh(self)"
+    function = staticmethod(np.sinh)
+
+    def derivative(self, a):
+        return np.cosh(a)
+
+
+class CoshBackward0(_OfSelf):
+    formula = "grad_self = grad * sinh(self)"
+    function = staticmethod(np.cosh)
+
+    def derivative(self, a):
+        return np.sinh(a)
+
+
+class AsinhBackward0(_OfSelf):
+    formula = "grad_self = grad / √(self² + 1)"
+    function = staticmethod(np.arcsinh)
+
+    def derivative(self, a):
+        return 1 / np.sqrt(a * a + 1)
+
+
+class AcoshBackward0(_OfSelf):
+    formula = "grad_self = grad / √(self² - 1)"
+    function = staticmethod(np.arccosh)
+
+    def derivative(self, a):
+        return 1 / np.sqrt(a * a - 1)
+
+
+class AtanhBackward0(_OfSelf):
+    formula = "grad_self = grad / (1 - self²)"
+    function = staticmethod(np.arctanh)
+
+    def derivative(self, a):
+        return 1 / (1 - a * a)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+class ErfBackward0(_OfSelf):
+    formula = "grad_self = grad * 2/√π * exp(-self²)"
+    function = staticmethod(_erf)
+
+    def derivative(self, a):
+        return a.dtype.type(2 / math.sqrt(math.pi)) * np.exp(-a * a)
+
+
+class ErfcBackward0(_OfSelf):
+    formula = "grad_self = -grad * 2/√π * exp(-self²)"
+    function = staticmethod(_erfc)
+
+    def derivative(self, a):
+        return a.dtype.type(-2 / math.sqrt(math.pi)) * np.exp(-a * a)
+
+
+class Log2Backward0(_OfSelf):
+    formula = "grad_self = grad / (self * ln 2)"
+    function = staticmethod(np.log2)
+
+    def derivative(self, a):
+        return 1 / (a * a.dtype.type(math.log(2.0)))
+
+
+class Log10Backward0(_OfSelf):
+    formula = "grad_self = grad / (self * ln 10)"
+    function = staticmethod(np.log10)
+
+    def derivative(self, a):
+        return 1 / (a * a.dtype.type(math.log(10.0)))
+
+
+class Log1PBackward0(_OfSelf):
+    formula = "grad_self = grad / (self + 1)"
+    function = staticmethod(np.log1p)
+
+    def derivative(self, a):
+        return 1 / (a + 1)
+
+
+class Atan2Backward0(Node):
+    formula = (
+        "grad_self = grad * other / (self² + other²); grad_other = -grad * self / (self² + other²)"
+    )
+
+    def forward(self, a, b):
+        self.save(0, 1)
+        return np.arctan2(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = grad / (a * a + b * b)
+        return scale * b, -scale * a
+
+
+class FmaxBackward0(Node):
+    """fmax: max that ignores a nan; on a tie the whole gradient goes to self (unlike maximum)."""
+
+    formula = "grad_self = grad where self ≥ other (or other is nan); grad_other = grad elsewhere"
+
+    def forward(self, a, b):
+        self.save(0, 1)
+        return np.fmax(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved_values()
+        mine = self.mine(a, b) | np.isnan(b)
+        return np.where(mine, grad, 0), np.where(mine, 0, grad)
+
+    @staticmethod
+    def mine(a, b):
+        return a >= b
+
+
+class FminBackward0(FmaxBackward0):
+    formula = "grad_self = grad where self ≤ other (or other is nan); grad_other = grad elsewhere"
+
+    def forward(self, a, b):
+        self.save(0, 1)
+        return np.fmin(a, b)
+
+    @staticmethod
+    def mine(a, b):
+        return a <= b
+
+
+def lerp(start, end, weight):
+    # PyTorch's formula: from whichever end is nearer, so lerp(a, b, 1) is exactly b
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(
+            np.abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight)
+        ).astype(np.result_type(start, end), copy=False)
+
+
+class LerpBackward0(Node):
+    """lerp with a number for the weight."""
+
+    formula = "grad_self = grad * (1 - weight); grad_end = grad * weight"
+
+    def forward(self, a, end, weight):
+        self.weight = weight
+        return lerp(a, end, weight)
+
+    def backward(self, grad):
+        w = grad.dtype.type(self.weight)
+        return grad * (1 - w), grad * w
+
+
+class LerpBackward1(Node):
+    """lerp with a tensor for the weight."""
+
+    formula = (
+        "grad_self = grad * (1 - weight); grad_end = grad * weight; "
+        "grad_weight = grad * (end - self)"
+    )
+
+    def forward(self, a, end, weight):
+        self.save(0, 1, 2)
+        return lerp(a, end, weight)
+
+    def backward(self, grad):
+        a, end, weight = self.saved_values()
+        return grad * (1 - weight), grad * weight, grad * (end - a)
+
+
+class AddcmulBackward0(Node):
+    formula = (
+        "grad_self = grad; grad_tensor1 = grad * tensor2 * value; "
+        "grad_tensor2 = grad * tensor1 * value"
+    )
+
+    def forward(self, a, t1, t2, value=1):
+        self.value = value
+        # like mul, each factor's derivative is the other factor: keep only what is needed
+        if self.needs_input_grad[2]:
+            self.save(1)
+        if self.needs_input_grad[1]:
+            self.save(2)
+        return a + value * t1 * t2
+
+    def backward(self, grad):
+        saved = iter(self.saved_values())
+        t1 = next(saved) if self.needs_input_grad[2] else None
+        t2 = next(saved) if self.needs_input_grad[1] else None
+        value = grad.dtype.type(self.value)
+        return (
+            grad,
+            grad * t2 * value if t2 is not None else None,
+            grad * t1 * value if t1 is not None else None,
+        )
+
+
+class AddcdivBackward0(Node):
+    formula = (
+        "grad_self = grad; grad_tensor1 = grad * value / tensor2; "
+        "grad_tensor2 = -grad * value * tensor1 / tensor2²"
+    )
+
+    def forward(self, a, t1, t2, value=1):
+        self.value = value
+        if self.needs_input_grad[2]:
+            self.save(1)
+        if self.needs_input_grad[1] or self.needs_input_grad[2]:
+            self.save(2)
+        return a + value * t1 / t2
+
+    def backward(self, grad):
+        saved = iter(self.saved_values())
+        t1 = next(saved) if self.needs_input_grad[2] else None
+        t2 = next(saved, None)
+        value = grad.dtype.type(self.value)
+        return (
+            grad,
+            grad * value / t2 if self.needs_input_grad[1] else None,
+            -grad * value * t1 / (t2 * t2) if t1 is not None else None,
+        )
 
 
 # ***** losses and nn.functional (more) *****

@@ -1,4 +1,4 @@
-"""torch.return_types: the (values, indices) pairs that max(dim) and min(dim) return."""
+"""torch.return_types: the (values, indices) pairs that max(dim), min(dim), sort and topk return."""
 
 from typing import NamedTuple
 
@@ -15,4 +15,4 @@ def _pair(name: str) -> type:
     return Pair
 
 
-ReturnTypes = {"max": _pair("max"), "min": _pair("min")}
+ReturnTypes = {name: _pair(name) for name in ("max", "min", "sort", "topk")}

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import dtypes
 from engine.promotion import raw
 from engine.record import plain
-from engine.shape import broadcast_shapes
+from engine.shape import broadcast_shapes, reduced_dims
 from engine.tensor import Tensor, tensor_methods
 
 
 @tensor_methods
 class Comparison:
-    """==, <, &, ~, equal(), allclose(), any(), all()."""
+    """==, <, &, ~, equal(), allclose(), isclose(), isnan(), any(), all()."""
 
     def _compare(self, other, ufunc) -> Tensor:
         other_array = other._array if isinstance(other, Tensor) else other
@@ -54,10 +55,35 @@ class Comparison:
         return self.shape == other.shape and bool(np.array_equal(self._array, other._array))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-        return bool(np.allclose(self._array, other._array, rtol, atol, equal_nan))
+        return bool(self.isclose(other, rtol, atol, equal_nan)._array.all())
 
-    def all(self):
-        return plain(np.all(self._array), "all")
+    def all(self, dim=None, keepdim=False):
+        return _logical_reduce(np.all, self, dim, keepdim)
 
-    def any(self):
-        return plain(np.any(self._array), "any")
+    def any(self, dim=None, keepdim=False):
+        return _logical_reduce(np.any, self, dim, keepdim)
+
+    def isnan(self):
+        return plain(np.isnan(self._array), "isnan")
+
+    def isinf(self):
+        return plain(np.isinf(self._array), "isinf")
+
+    def isfinite(self):
+        return plain(np.isfinite(self._array), "isfinite")
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        if self._array.dtype != other._array.dtype:
+            raise RuntimeError(
+                f"{dtypes.type_word(self.dtype)} did not match {dtypes.type_word(other.dtype)}"
+            )
+        broadcast_shapes(self._array.shape, other._array.shape)
+        return plain(np.isclose(self._array, other._array, rtol, atol, equal_nan), "isclose")
+
+
+def _logical_reduce(reduce, t: Tensor, dim, keepdim) -> Tensor:
+    """any()/all() of everything, or along dims (the result is bool, as for a bool input)."""
+    if dim is None:
+        return plain(reduce(t._array), reduce.__name__)
+    dims = reduced_dims(dim, t.ndim)
+    return plain(reduce(t._array, axis=dims, keepdims=keepdim), reduce.__name__)

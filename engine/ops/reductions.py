@@ -1,36 +1,85 @@
-"""Reductions: sum, mean, max and min over everything or along dims."""
+"""Reductions and scans: sum, mean, prod, var, std, norm, max, amax, logsumexp, cumsum, sort..."""
 
 from __future__ import annotations
+
+import math
+import warnings
 
 import numpy as np
 
 from engine import dtypes
 from engine import functions as fn
 from engine.ops.arithmetic import maximum, minimum
+from engine.promotion import floating
 from engine.record import apply, plain
 from engine.return_types import ReturnTypes
 from engine.shape import reduced_dims, wrap_dim
 from engine.tensor import Tensor, tensor_methods
+from engine.unsupported import UnsupportedByGradtrace
 
 
 @tensor_methods
 class Reductions:
-    """Methods that reduce a tensor over some or all of its dims."""
+    """Methods that reduce a tensor over some or all of its dims, or scan along one."""
 
-    def sum(self, dim=None, keepdim=False):
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        arrays = _cast(self, dtype)
         if dim is None:
-            return apply(fn.SumBackward0, (self,))
-        return apply(fn.SumBackward1, (self,), dim=reduced_dims(dim, self.ndim), keepdim=keepdim)
+            return apply(fn.SumBackward0, (self,), arrays=arrays)
+        dims = reduced_dims(dim, self.ndim)
+        return apply(fn.SumBackward1, (self,), arrays=arrays, dim=dims, keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False):
-        if not self.is_floating_point():
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        arrays = _cast(self, dtype)
+        if arrays[0].dtype.kind != "f":
+            word = dtypes.type_word(dtypes.from_numpy(arrays[0].dtype))
             raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a floating "
-                f"point or complex dtype. Got: {dtypes.type_word(self.dtype)}"
+                "mean(): could not infer output dtype. "
+                + ("Input" if dtype is None else "Optional")
+                + f" dtype must be either a floating point or complex dtype. Got: {word}"
             )
         if dim is None:
-            return apply(fn.MeanBackward0, (self,))
-        return apply(fn.MeanBackward1, (self,), dim=reduced_dims(dim, self.ndim), keepdim=keepdim)
+            return apply(fn.MeanBackward0, (self,), arrays=arrays)
+        dims = reduced_dims(dim, self.ndim)
+        return apply(fn.MeanBackward1, (self,), arrays=arrays, dim=dims, keepdim=keepdim)
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        arrays = _cast(self, dtype)
+        if dim is None:
+            return apply(fn.ProdBackward0, (self,), arrays=arrays)
+        dim = wrap_dim(dim, self.ndim)
+        return apply(fn.ProdBackward1, (self,), arrays=arrays, dim=dim, keepdim=keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _spread(fn.VarBackward0, self, dim, unbiased, keepdim, correction)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _spread(fn.StdBackward0, self, dim, unbiased, keepdim, correction)
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        if isinstance(p, str):
+            if p == "nuc":
+                raise UnsupportedByGradtrace(
+                    "the nuclear norm (p='nuc') is not supported by gradtrace's engine"
+                )
+            if p != "fro":
+                raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+            p = 2
+        return vector_norm(self, 2 if p is None else p, dim, keepdim, dtype=dtype)
+
+    def logsumexp(self, dim, keepdim=False):
+        dims = reduced_dims(dim, self.ndim)
+        return apply(
+            fn.LogsumexpBackward0, (self,), arrays=floating(self), dims=dims, keepdim=keepdim
+        )
+
+    def cumsum(self, dim, *, dtype=None):
+        dim = wrap_dim(dim, self.ndim)
+        return apply(fn.CumsumBackward0, (self,), arrays=_cast(self, dtype), dim=dim)
+
+    def cumprod(self, dim, *, dtype=None):
+        dim = wrap_dim(dim, self.ndim)
+        return apply(fn.CumprodBackward0, (self,), arrays=_cast(self, dtype), dim=dim)
 
     def max(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
@@ -42,11 +91,123 @@ class Reductions:
             return minimum(self, dim)
         return _extreme(self, dim, keepdim, fn.MinBackward1, fn.MinBackward0, "min")
 
+    def amax(self, dim=(), keepdim=False):
+        return _amax_amin(fn.AmaxBackward0, self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        return _amax_amin(fn.AminBackward0, self, dim, keepdim)
+
     def argmax(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmax, self, dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmin, self, dim, keepdim)
+
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        dim = wrap_dim(dim, self.ndim)
+        # always stable: equal values keep their order, which PyTorch's CPU sort also does
+        order = _order(self._array, dim, descending)
+        values = apply(fn.SortBackward0, (self,), indices=order, dim=dim)
+        return ReturnTypes["sort"](values, plain(order, "indices"))
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        dim = wrap_dim(dim, self.ndim)
+        size = self._array.shape[dim] if self.ndim else 1
+        if not 0 <= k <= size:
+            raise RuntimeError("selected index k out of range")
+        order = _order(self._array, dim, largest)
+        order = np.take(order, range(k), axis=dim) if self.ndim else order
+        values = apply(fn.TopkBackward0, (self,), indices=order, dim=dim)
+        return ReturnTypes["topk"](values, plain(order, "indices"))
+
+
+def _cast(t: Tensor, dtype) -> tuple:
+    """The array a reduction with dtype= computes on: cast first, as PyTorch does."""
+    if dtype is None:
+        return (t._array,)
+    return (t._array.astype(dtypes.resolve(dtype).np, copy=False),)
+
+
+def _spread(node, t: Tensor, dim, unbiased, keepdim, correction):
+    """var() and std(): how far the values lie from their mean, over `dim` or everything."""
+    if isinstance(dim, bool):  # var(False): the old (unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(
+            f"{node.__name__[:3].lower()}() received an invalid combination of arguments"
+        )
+    if not t.is_floating_point():
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    dims = None if dim is None else reduced_dims(dim, t.ndim)
+    if fn.degrees_of_freedom(t._array.shape, dims, correction) <= 0:
+        # PyTorch warns and carries on: dividing by 0 gives inf or nan
+        warnings.warn(
+            f"{node.__name__[:3].lower()}(): degrees of freedom is <= 0. Correction should be "
+            "strictly less than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return apply(node, (t,), dims=dims, correction=correction, keepdim=keepdim)
+
+
+def vector_norm(t: Tensor, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """torch.linalg.vector_norm (and Tensor.norm): the p-norm over `dim` or everything."""
+    if not t.is_floating_point():
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+            f"Got {dtypes.type_word(t.dtype)}"
+        )
+    if isinstance(ord, bool) or not isinstance(ord, int | float):
+        raise TypeError(
+            f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}"
+        )
+    if ord < 0 and t.numel() == 0:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the "
+            "operation does not have an identity"
+        )
+    dims = None if dim is None else reduced_dims(dim, t.ndim)
+    ord = float(ord) if math.isinf(ord) else ord
+    return apply(
+        fn.LinalgVectorNormBackward0,
+        (t,),
+        arrays=_cast(t, dtype),
+        ord=ord,
+        dims=dims,
+        keepdim=keepdim,
+    )
+
+
+def _amax_amin(node, t: Tensor, dim, keepdim) -> Tensor:
+    dims = reduced_dims(dim, t.ndim) if dim != () else tuple(range(t.ndim))
+    if (
+        t.numel() == 0
+        and any(t._array.shape[d] == 0 for d in dims)
+        or (t.numel() == 0 and not dims)
+    ):
+        name = node.__name__[:4].lower()
+        raise IndexError(
+            f"{name}(): Expected reduction dim {dims[0] if dims else 0} to have non-zero size."
+        )
+    return apply(node, (t,), dims=dims, keepdim=keepdim)
+
+
+def _order(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Indices that sort `array` along `dim`, stably; nan counts as the largest value."""
+    if array.ndim == 0:
+        return np.zeros((), np.int64)
+    keys = array.astype(np.int8) if array.dtype == np.bool_ else array
+    if not descending:
+        return np.argsort(keys, axis=dim, kind="stable").astype(np.int64)
+    # descending and stable: sort on the negated values, with the nans moved to the front
+    moved = np.moveaxis(keys, dim, -1)
+    nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
+    flat_keys, flat_nan = moved.reshape(-1, moved.shape[-1]), nan.reshape(-1, moved.shape[-1])
+    rows = [np.lexsort((-row, ~is_nan)) for row, is_nan in zip(flat_keys, flat_nan, strict=True)]
+    order = np.array(rows, np.int64).reshape(moved.shape)
+    return np.moveaxis(order, -1, dim)
 
 
 def _extreme(t: Tensor, dim, keepdim, whole_node, dim_node, name: str):
