@@ -1,11 +1,14 @@
-"""torch.nn: Module, Parameter and the layers and losses tutorials use."""
+"""torch.nn: Module, Parameter, containers, and the layers and losses tutorials use."""
 
-from engine.nn import functional
+from engine.nn import functional, init, utils
 from engine.nn.modules import (
     CrossEntropyLoss,
+    Flatten,
     Identity,
     Linear,
     Module,
+    ModuleDict,
+    ModuleList,
     MSELoss,
     Parameter,
     ReLU,
@@ -13,6 +16,7 @@ from engine.nn.modules import (
     Sigmoid,
     Softmax,
     Tanh,
+    Unflatten,
 )
 from engine.unsupported import missing_attribute
 
@@ -21,6 +25,10 @@ __all__ = [
     "Parameter",
     "Linear",
     "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "Flatten",
+    "Unflatten",
     "ReLU",
     "Tanh",
     "Sigmoid",
@@ -29,6 +37,8 @@ __all__ = [
     "MSELoss",
     "CrossEntropyLoss",
     "functional",
+    "init",
+    "utils",
 ]
 
 

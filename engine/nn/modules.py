@@ -1,12 +1,15 @@
-"""nn.Module and the layers built on it."""
+"""nn.Module, its containers, and the layers built on it."""
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+import operator
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 from engine import random as rng
 from engine import tracing
+from engine.grad_mode import no_grad
 from engine.nn import functional as F
 from engine.record import bump
 from engine.tensor import Tensor
@@ -35,81 +38,272 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-class Module:
-    """A layer or a model: holds Parameters and sub-Modules, and maps inputs to outputs."""
+def typename(value) -> str:
+    """How PyTorch's messages name a value's type: torch.FloatTensor, int, mymodule.Net."""
+    if isinstance(value, Tensor):
+        return value.type()
+    cls = type(value)
+    return (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
 
-    def __init__(self) -> None:
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_modules", OrderedDict())
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns: the keys it could not match, both ways."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _indent(text: str, spaces: int) -> str:
+    """Indent every line but the first (a child's repr inside its parent's)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
+
+
+class Module:
+    """A layer or a model: holds Parameters, buffers and sub-Modules, and maps inputs to outputs.
+
+    As in PyTorch, parameters, buffers and children live only in their three dicts (not in the
+    instance's __dict__), and attribute lookup falls back to them.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", {})
+
+    # ***** attributes: parameters, buffers and children *****
+
+    def __getattr__(self, name: str):
+        state = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            if table in state and name in state[table]:
+                return state[table][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value) -> None:
-        if "_parameters" not in self.__dict__:
-            raise AttributeError(
-                "cannot assign module before Module.__init__() call"
-                if isinstance(value, Module)
-                else "cannot assign parameters before Module.__init__() call"
-            )
-        self._parameters.pop(name, None)
-        self._modules.pop(name, None)
+        state = self.__dict__
+        params, modules, buffers = (state.get(k) for k in ("_parameters", "_modules", "_buffers"))
         if isinstance(value, Parameter):
-            self._parameters[name] = value
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, keep=params)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
+            params[name] = None
         elif isinstance(value, Module):
-            self._modules[name] = value
-        object.__setattr__(self, name, value)
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, keep=modules)
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{typename(value)}' as child module '{name}' "
+                    "(torch.nn.Module or None expected)"
+                )
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{typename(value)}' as buffer '{name}' "
+                    "(torch.nn.Buffer, torch.Tensor or None expected)"
+                )
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str, keep: dict) -> None:
+        """Drop `name` from the other tables before it is registered in `keep` (where a name
+        already there keeps its place)."""
+        self.__dict__.pop(name, None)
+        for table in (self._parameters, self._buffers, self._modules):
+            if table is not keep:
+                table.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def _check_name(self, kind: str, name, table: dict) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in table:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """A tensor the module keeps but does not train (BatchNorm's running statistics)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{typename(module)} is not a Module subclass")
+        self._check_name("module", name, self._modules)
+        self._modules[name] = module
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        module = self
+        for item in target.split(".") if target else ():
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return module
+
+    # ***** running *****
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
-        raise UnsupportedByGradtrace(
+        raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        seen = set()
-        for module_prefix, module in self.named_modules(prefix) if recurse else [(prefix, self)]:
-            for name, p in module._parameters.items():
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    yield (f"{module_prefix}.{name}" if module_prefix else name), p
+    # ***** walking the tree *****
+
+    def _named_members(self, members, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        for module_prefix, module in modules if recurse else [(prefix, self)]:
+            for name, value in members(module):
+                if value is None or id(value) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate=True):
+        members = lambda m: m._parameters.items()  # noqa: E731
+        yield from self._named_members(members, prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_modules(self, prefix: str = ""):
-        stack = [(prefix, self)]
-        while stack:
-            name, module = stack.pop(0)
-            yield name, module
-            stack[:0] = [
-                (f"{name}.{child_name}" if name else child_name, child)
-                for child_name, child in module._modules.items()
-            ]
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate=True):
+        members = lambda m: m._buffers.items()  # noqa: E731
+        yield from self._named_members(members, prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate=True):
+        """Every module in the tree, depth first, each once (a shared layer is not repeated)."""
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                child = f"{prefix}.{name}" if prefix else name
+                yield from module.named_modules(memo, child, remove_duplicate)
 
     def modules(self):
         for _, m in self.named_modules():
             yield m
 
-    def children(self):
-        yield from self._modules.values()
-
     def named_children(self):
-        yield from self._modules.items()
+        seen: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.parameters():
-            if p._grad is not None:
-                if set_to_none:
-                    p.grad = None  # through the setter, so a trace records it
-                else:
-                    p._grad._array[...] = 0
-                    bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def apply(self, fn) -> Module:
+        """Call fn on every child (recursively), then on this module: the usual way to init."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ***** modes and gradients *****
 
     def train(self, mode: bool = True) -> Module:
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
         return self
 
     def eval(self) -> Module:
@@ -120,24 +314,362 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p._grad is not None:
+                if set_to_none:
+                    p.grad = None  # through the setter, so a trace records it
+                else:
+                    p._grad._array[...] = 0
+                    bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
+
+    # ***** saving and loading *****
+
+    def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Every parameter and persistent buffer by its dotted name, detached unless keep_vars."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, value in [*self._parameters.items(), *self._buffers.items()]:
+            if value is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = value if keep_vars else value.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(
+                    destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars
+                )
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy values in from a state_dict, in place; strict: every key must match."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        if assign:
+            raise UnsupportedByGradtrace(
+                "load_state_dict(assign=True) is not supported by gradtrace's engine"
+            )
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        self._load(dict(state_dict), "", missing, unexpected, errors)
+        if strict:
+            if unexpected:
+                keys = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing:
+                keys = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load(self, state: dict, prefix: str, missing: list, unexpected: list, errors: list):
+        own = {
+            name: value
+            for name, value in [*self._parameters.items(), *self._buffers.items()]
+            if value is not None and name not in self._non_persistent_buffers_set
+        }
+        for name, target in own.items():
+            key = prefix + name
+            if key not in state:
+                missing.append(key)
+                continue
+            value = state[key]
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(value)}"
+                )
+                continue
+            if target.ndim == 0 and value.shape == (1,):
+                value = value[0]
+            if value.shape != target.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                    f"checkpoint, the shape in current model is {target.shape}."
+                )
+                continue
+            with no_grad():
+                target.copy_(value)
+        for key in state:
+            if key.startswith(prefix):
+                head, dot, _ = key[len(prefix) :].partition(".")
+                if (dot and head not in self._modules) or (not dot and head not in own):
+                    unexpected.append(key)
+        for name, child in self._modules.items():
+            if child is not None:
+                inner = f"{prefix}{name}."
+                child._load(
+                    {k: v for k, v in state.items() if k.startswith(inner)},
+                    inner,
+                    missing,
+                    unexpected,
+                    errors,
+                )
+
+    # ***** printing *****
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
     def extra_repr(self) -> str:
         return ""
 
     def __repr__(self) -> str:
-        children = [
-            f"({name}): " + repr(child).replace("\n", "\n  ")
-            for name, child in self._modules.items()
-        ]
         extra = self.extra_repr()
-        if not children:
-            return f"{type(self).__name__}({extra})"
-        lines = ([extra] if extra else []) + children
-        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            f"({name}): " + _indent(repr(module), 2) for name, module in self._modules.items()
+        ]
+        lines = extra_lines + child_lines
+        if not lines:
+            return f"{self._get_name()}()"
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{self._get_name()}({extra_lines[0]})"
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        return sorted({*super().__dir__(), *self._parameters, *self._buffers, *self._modules})
 
 
-def _uniform(shape: tuple, bound: float) -> Tensor:
+# ***** containers *****
+
+
+class Sequential(Module):
+    """Modules run one after another, each on the previous one's output."""
+
+    def __init__(self, *args) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)
+
+    def _key_at(self, index) -> str:
+        size = len(self)
+        index = operator.index(index)
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of range")
+        return list(self._modules)[index % size]
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[index]))
+        return self._modules[self._key_at(index)]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        setattr(self, self._key_at(index), module)
+
+    def __delitem__(self, index) -> None:
+        keys = list(self._modules)[index] if isinstance(index, slice) else [self._key_at(index)]
+        for key in keys:
+            delattr(self, key)
+        # what is left is numbered afresh, as in PyTorch
+        object.__setattr__(
+            self, "_modules", {str(i): m for i, m in enumerate(self._modules.values())}
+        )
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> Sequential:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        index = index + n if index < 0 else index
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def pop(self, index) -> Module:
+        module = self[index]
+        del self[index]
+        return module
+
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of modules, registered so that parameters() and the rest see them."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _key_at(self, index) -> str:
+        index = operator.index(index)
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"index {index} is out of range")
+        return str(index + len(self) if index < 0 else index)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return type(self)(list(self._modules.values())[index])
+        return self._modules[self._key_at(index)]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        setattr(self, self._key_at(index), module)
+
+    def __delitem__(self, index) -> None:
+        if isinstance(index, slice):
+            for k in range(len(self._modules))[index]:
+                delattr(self, str(k))
+        else:
+            delattr(self, self._key_at(index))
+        object.__setattr__(
+            self, "_modules", {str(i): m for i, m in enumerate(self._modules.values())}
+        )
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules) -> ModuleList:
+        return self.extend(modules)
+
+    def __add__(self, other) -> ModuleList:
+        return ModuleList([*self, *other])
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> ModuleList:
+        if not hasattr(modules, "__iter__"):
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def pop(self, index) -> Module:
+        module = self[index]
+        del self[index]
+        return module
+
+    def __repr__(self) -> str:
+        # runs of identical children print once: "(0-2): 3 x Linear(...)"
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return f"{self._get_name()}()"
+        runs: list[list] = []  # [first, last, repr]
+        for i, text in enumerate(reprs):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [
+            _indent(
+                f"({first}): {text}"
+                if first == last
+                else f"({first}-{last}): {last - first + 1} x {text}",
+                2,
+            )
+            for first, last, text in runs
+        ]
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """A dict of modules, registered under their keys (in insertion order)."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules) -> None:
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for key, module in pairs:
+            self[key] = module
+
+
+# ***** layers *****
+
+
+def _initialised(values) -> Parameter:
+    """A layer's new parameter, holding `values` (a numpy array drawn for it).
+
+    PyTorch fills an empty Parameter in place (uniform_, normal_, fill_), so a fresh layer's
+    parameters are at version 1; set here without telling the tracer, as construction is not an
+    edit a learner made.
+    """
+    p = Parameter(Tensor._wrap(values))
+    p._version_counter.value = 1
+    return p
+
+
+def _uniform(shape: tuple, bound: float) -> Parameter:
     # PyTorch's init draws uniform(-bound, bound) from the CPU generator, weight first
-    return Tensor._wrap(rng.default_generator.uniform(shape, -bound, bound, "float32"))
+    return _initialised(rng.default_generator.uniform(shape, -bound, bound, "float32"))
 
 
 class Linear(Module):
@@ -149,12 +681,12 @@ class Linear(Module):
         # kaiming_uniform_(a=√5) works out to uniform(±1/√in_features)
         gain = math.sqrt(2.0 / (1 + 5))
         bound = math.sqrt(3.0) * (gain / math.sqrt(in_features)) if in_features else 0.0
-        self.weight = Parameter(_uniform((out_features, in_features), bound))
+        self.weight = _uniform((out_features, in_features), bound)
         if bias:
             bias_bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-            self.bias = Parameter(_uniform((out_features,), bias_bound))
+            self.bias = _uniform((out_features,), bias_bound)
         else:
-            self.bias = None
+            self.register_parameter("bias", None)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -166,29 +698,51 @@ class Linear(Module):
         )
 
 
-class Sequential(Module):
-    def __init__(self, *modules: Module) -> None:
+class Identity(Module):
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__()
-        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
-            modules = modules[0].items()
-        else:
-            modules = ((str(i), m) for i, m in enumerate(modules))
-        for name, module in modules:
-            setattr(self, name, module)
 
     def forward(self, input):
-        for module in self._modules.values():
-            input = module(input)
         return input
 
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
 
-    def __len__(self) -> int:
-        return len(self._modules)
+class Flatten(Module):
+    """Flattens dims start_dim..end_dim into one (by default all but the batch dim)."""
 
-    def __iter__(self):
-        return iter(self._modules.values())
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dim `dim` into the sizes `unflattened_size`: Flatten's inverse."""
+
+    def __init__(self, dim: int, unflattened_size) -> None:
+        super().__init__()
+        if not isinstance(dim, int):
+            raise TypeError("invalid argument type for dim parameter")
+        if not isinstance(unflattened_size, tuple | list) or not all(
+            isinstance(n, int) for n in unflattened_size
+        ):
+            raise TypeError(
+                "unflattened_size must be tuple of ints, but found type "
+                + type(unflattened_size).__name__
+            )
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        dim = self.dim + input.ndim if self.dim < 0 else self.dim
+        shape = (*input.shape[:dim], *self.unflattened_size, *input.shape[dim + 1 :])
+        return input.view(shape)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 class _Activation(Module):
@@ -209,14 +763,6 @@ class Tanh(_Activation):
 
 class Sigmoid(_Activation):
     function = staticmethod(F.sigmoid)
-
-
-class Identity(Module):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__()
-
-    def forward(self, input):
-        return input
 
 
 class Softmax(Module):
