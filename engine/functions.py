@@ -1161,6 +1161,10 @@ class SortBackward0(TopkBackward0):
     formula = "grad_self = grad put back where each sorted value came from"
 
 
+class SortBackward1(SortBackward0):
+    """sort(stable=...): the overload that takes `stable` is numbered 1."""
+
+
 class AmaxBackward0(Node):
     formula = "grad_self = grad shared evenly among the elements equal to the max"
 

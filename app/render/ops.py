@@ -539,6 +539,12 @@ OPS: dict[str, Op] = {
         why_not="it keeps the indices of the sorted order, not any values",
         sends=("{g} put back where each sorted value came from",),
     ),
+    "SortBackward1": Op(
+        symbol="sort",
+        does="sorts {0} along a dimension, keeping equal values in order",
+        why_not="it keeps the indices of the sorted order, not any values",
+        sends=("{g} put back where each sorted value came from",),
+    ),
     "AmaxBackward0": Op(
         symbol="amax",
         does="takes the largest elements of {0} over some dimensions",

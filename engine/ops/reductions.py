@@ -17,6 +17,8 @@ from engine.shape import reduced_dims, wrap_dim
 from engine.tensor import Tensor, tensor_methods
 from engine.unsupported import UnsupportedByGradtrace
 
+_UNSET = object()  # sort's stable= left out: PyTorch tells the overloads apart by it
+
 
 @tensor_methods
 class Reductions:
@@ -24,6 +26,11 @@ class Reductions:
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         arrays = _cast(self, dtype)
+        if arrays[0].dtype.kind != "f":
+            # an integer sum never needs a grad_fn; SumBackward's forward would widen it to int64
+            out_type = arrays[0].dtype if dtype is not None else np.int64
+            axis = None if dim is None else reduced_dims(dim, self.ndim)
+            return plain(np.sum(arrays[0], axis=axis, keepdims=keepdim, dtype=out_type), "sum")
         if dim is None:
             return apply(fn.SumBackward0, (self,), arrays=arrays)
         dims = reduced_dims(dim, self.ndim)
@@ -103,11 +110,12 @@ class Reductions:
     def argmin(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmin, self, dim, keepdim)
 
-    def sort(self, dim=-1, descending=False, *, stable=False):
+    def sort(self, dim=-1, descending=False, *, stable=_UNSET):
         dim = wrap_dim(dim, self.ndim)
         # always stable: equal values keep their order, which PyTorch's CPU sort also does
         order = _order(self._array, dim, descending)
-        values = apply(fn.SortBackward0, (self,), indices=order, dim=dim)
+        node = fn.SortBackward0 if stable is _UNSET else fn.SortBackward1  # the stable= overload
+        values = apply(node, (self,), indices=order, dim=dim)
         return ReturnTypes["sort"](values, plain(order, "indices"))
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
