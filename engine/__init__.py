@@ -35,7 +35,6 @@ from engine.dtypes import dtype, float32, float64, int32, int64
 from engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from engine.ops.arithmetic import maximum, minimum
 from engine.ops.linalg import dot, matmul, mm, mv
-from engine.ops.views import hstack, vstack
 from engine.ops.pointwise import can_cast, promote_types, result_type
 from engine.shape import Size
 from engine.tensor import Tensor
@@ -174,26 +173,6 @@ _METHODS = [
     "cos_",
     "floor_",
     "round_",
-    # shapes and indexing
-    "chunk",
-    "split",
-    "tensor_split",
-    "narrow",
-    "movedim",
-    "moveaxis",
-    "swapaxes",
-    "swapdims",
-    "unflatten",
-    "flip",
-    "roll",
-    "tril",
-    "triu",
-    "gather",
-    "scatter",
-    "scatter_add",
-    "index_select",
-    "masked_fill",
-    "masked_select",
 ]
 for _name in _METHODS:
     globals()[_name] = _method(_name)
@@ -208,8 +187,6 @@ __all__ = [
     "Size",
     "Tensor",
     "arange",
-    "hstack",
-    "vstack",
     "autograd",
     "bool",
     "can_cast",
