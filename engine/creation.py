@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from engine import dtypes
+from engine import dtypes, numerics
 from engine import functions as fn
 from engine import random as rng
 from engine.record import apply, leaf
@@ -163,8 +163,7 @@ def _linspace_like_torch(start: float, end: float, steps: int, dt: np.dtype) -> 
     i = np.arange(steps)
     halfway = steps // 2
     if dt.kind == "f":
-        start, end, step = dt.type(start), dt.type(end), dt.type(step)
-        i = i.astype(dt)
+        return numerics.linspace_like_torch(start, end, steps, dt)
     values = np.where(i < halfway, start + step * i, end - step * (steps - 1 - i))
     return values.astype(dt)
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from engine import numerics
 from engine.graph import Node
 
 # ***** pointwise, two inputs *****
@@ -21,7 +22,7 @@ class AddBackward0(Node):
 
     def forward(self, a, b, alpha=1):
         self.alpha = alpha
-        return a + b if alpha == 1 else a + alpha * b
+        return a + b if alpha == 1 else numerics.fma_add(a, b, alpha)
 
     def backward(self, grad):
         return grad, grad if self.alpha == 1 else grad * self.alpha
@@ -32,7 +33,7 @@ class SubBackward0(Node):
 
     def forward(self, a, b, alpha=1):
         self.alpha = alpha
-        return a - b if alpha == 1 else a - alpha * b
+        return a - b if alpha == 1 else numerics.fma_add(a, b, -alpha)
 
     def backward(self, grad):
         return grad, -grad if self.alpha == 1 else -grad * self.alpha
@@ -94,7 +95,7 @@ class PowBackward0(Node):
     def forward(self, a, exponent):
         self.exponent = exponent
         self.save(0)
-        return a**exponent
+        return numerics.power_like_torch(a, exponent)
 
     def backward(self, grad):
         (a,) = self.saved_values()
@@ -423,6 +424,8 @@ class SumBackward0(Node):
 
     def forward(self, a):
         self.shape = a.shape
+        if a.dtype.kind == "f":
+            return numerics.sum_like_torch(a)
         return a.sum(dtype=_sum_dtype(a))
 
     def backward(self, grad):
@@ -434,6 +437,8 @@ class SumBackward1(Node):
 
     def forward(self, a, dim, keepdim):
         self.shape, self.dim, self.keepdim = a.shape, dim, keepdim
+        if a.dtype.kind == "f":
+            return numerics.sum_like_torch(a, dim, keepdim)
         return a.sum(axis=dim, keepdims=keepdim, dtype=_sum_dtype(a))
 
     def backward(self, grad):
@@ -452,6 +457,8 @@ class MeanBackward0(Node):
 
     def forward(self, a):
         self.shape = a.shape
+        if a.dtype.kind == "f":
+            return numerics.mean_like_torch(a)
         return a.mean(dtype=a.dtype)
 
     def backward(self, grad):
@@ -463,6 +470,8 @@ class MeanBackward1(Node):
 
     def forward(self, a, dim, keepdim):
         self.shape, self.dim, self.keepdim = a.shape, dim, keepdim
+        if a.dtype.kind == "f":
+            return numerics.mean_like_torch(a, dim, keepdim)
         return a.mean(axis=dim, keepdims=keepdim, dtype=a.dtype)
 
     def backward(self, grad):
@@ -723,7 +732,7 @@ class MmBackward0(Node):
             self.save(1)
         if self.needs_input_grad[1]:
             self.save(0)
-        return a @ b
+        return numerics.matmul_like_torch(a, b)
 
     def backward(self, grad):
         saved = iter(self.saved_values())
@@ -771,7 +780,7 @@ class AddmmBackward0(Node):
             self.save(2)
         if self.needs_input_grad[2]:
             self.save(1)
-        return bias + a @ b
+        return numerics.matmul_like_torch(a, b) + bias  # MKL adds the bias last
 
     def backward(self, grad):
         saved = iter(self.saved_values())

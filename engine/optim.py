@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.grad_mode import no_grad
+from engine.numerics import fma_add, fused_multiply_add, lerp
 from engine.record import bump
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
@@ -88,19 +89,24 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                d_p = p._grad._array
+                # torch.optim's _single_tensor_sgd (the CPU default), op for op in float32:
+                # each add(..., alpha=) is one fused multiply-add
+                grad = p._grad._array
+                if group["maximize"]:
+                    grad = -grad
                 if group["weight_decay"]:
-                    d_p = d_p + group["weight_decay"] * p._array
+                    grad = fma_add(grad, p._array, group["weight_decay"])
                 if group["momentum"]:
                     buf = self.state.setdefault(p, {}).get("momentum_buffer")
                     if buf is None:
-                        buf = d_p.copy()
+                        buf = grad.copy()
                     else:
-                        buf = buf._array * group["momentum"] + (1 - group["dampening"]) * d_p
+                        kind = buf._array.dtype.type
+                        decayed = buf._array * kind(group["momentum"])
+                        buf = fma_add(decayed, grad, 1 - group["dampening"])
                     self.state[p]["momentum_buffer"] = _as_tensor(buf)  # a Tensor, as in torch
-                    d_p = d_p + group["momentum"] * buf if group["nesterov"] else buf
-                sign = 1 if group["maximize"] else -1
-                _update(p, p._array + (sign * group["lr"]) * d_p)
+                    grad = fma_add(grad, buf, group["momentum"]) if group["nesterov"] else buf
+                _update(p, fma_add(p._array, grad, -group["lr"]))
 
 
 class Adam(Optimizer):
@@ -155,7 +161,7 @@ class Adam(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 if group["weight_decay"]:
-                    grad = grad + group["weight_decay"] * p._array
+                    grad = fma_add(grad, p._array, group["weight_decay"])
                 state = self.state.setdefault(p, {})
                 if not state:
                     # Tensors, as PyTorch keeps them (step too: a float32 tensor); updated below
@@ -169,10 +175,14 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"] = _as_tensor(np.zeros_like(p._array))
                 state["step"]._array += 1
                 step = float(state["step"]._array)
-                # the moving averages, updated in float32 like PyTorch's own buffers
+                # torch.optim's _single_tensor_adam (the CPU default), op for op in the
+                # parameter's dtype: lerp_ and addcmul_ fuse their multiply-adds, addcdiv_ does not
+                kind = p._array.dtype.type
                 exp_avg, exp_avg_sq = state["exp_avg"]._array, state["exp_avg_sq"]._array
-                exp_avg += (grad - exp_avg) * (1 - beta1)
-                exp_avg_sq[...] = exp_avg_sq * beta2 + grad * grad * (1 - beta2)
+                exp_avg[...] = lerp(exp_avg, grad, 1 - beta1)
+                exp_avg_sq[...] = fused_multiply_add(
+                    kind(1 - beta2) * grad, grad, exp_avg_sq * kind(beta2)
+                )
                 second = exp_avg_sq
                 if group["amsgrad"]:
                     second = state["max_exp_avg_sq"]._array
@@ -180,8 +190,8 @@ class Adam(Optimizer):
                 bias1 = 1 - beta1**step
                 bias2_sqrt = (1 - beta2**step) ** 0.5
                 step_size = group["lr"] / bias1
-                denom = (np.sqrt(second) / bias2_sqrt + group["eps"]).astype(p._array.dtype)
-                _update(p, p._array + (-step_size) * (exp_avg / denom))
+                denom = np.sqrt(second) / kind(bias2_sqrt) + kind(group["eps"])
+                _update(p, p._array + kind(-step_size) * exp_avg / denom)
 
 
 def _as_tensor(array) -> Tensor:

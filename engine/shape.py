@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import numerics
+
 
 class Size(tuple):
     """A tensor's shape, printed as PyTorch prints it: torch.Size([2, 3])."""
@@ -44,13 +46,7 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum a gradient back down to the shape of the input that was broadcast to make it."""
     if grad.shape == shape:
         return grad
-    extra = grad.ndim - len(shape)
-    if extra:
-        grad = grad.sum(axis=tuple(range(extra)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if stretched:
-        grad = grad.sum(axis=stretched, keepdims=True)
-    return grad.reshape(shape)
+    return numerics.sum_to_shape(grad, shape)  # one sum over every stretched dim, as at::sum_to
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

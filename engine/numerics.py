@@ -1,0 +1,412 @@
+"""Float arithmetic in the order PyTorch 2.13's CPU kernels use, so results match bit for bit.
+
+numpy and PyTorch round differently in a few places a lesson prints: a float32 sum (numpy adds
+pairwise in blocks of 128, PyTorch in 8-lane vectors with a cascade of partial sums), `a + alpha *
+b` (PyTorch fuses it into one rounding) and small matrix products. Each function here reproduces
+one PyTorch kernel on numpy arrays; everything else in the engine stays plain numpy.
+
+The constants describe the machine the goldens were recorded on: PyTorch runs its sum kernel
+with AVX2 vectors even where AVX512 is available, and uses as many threads as there are cores.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+VECTOR_BYTES = 32  # Vectorized<float> in PyTorch's AVX2 kernels: 8 floats, 4 doubles
+THREADS = 2  # torch.get_num_threads() on a 2-core machine: sums this long are split in two
+GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE: shorter reductions run on one thread
+LEVELS = 4  # multi_row_sum's cascade depth
+ILP = 4  # row_sum's independent accumulators
+
+
+# ***** sums: aten/src/ATen/native/cpu/SumKernel.cpp *****
+
+
+def sum_like_torch(array: np.ndarray, axis=None, keepdims: bool = False) -> np.ndarray:
+    """torch.sum of a float array, over every dim (axis=None) or over the dims in `axis`.
+
+    Reproduces cascade_sum: TensorIterator orders the dims (reduced ones first, then by stride)
+    and merges the ones it can, then the first two dims go to one of four kernels (vectorised
+    along the reduced dim or across the kept one, or their scalar twins), each adding in float32
+    through a few levels of partial sums; further reduced dims add row results in turn.
+    """
+    if array.dtype.kind != "f":
+        raise TypeError("sum_like_torch adds floating-point arrays only")
+    if axis is None and not keepdims and array.flags.c_contiguous and array.size < GRAIN_SIZE:
+        # the common case, kept short: a loss over a batch (the iterator merges every dim)
+        if array.size <= 1:
+            return (array + array.dtype.type(0)).reshape(())  # the output starts at +0
+        return np.asarray(_contiguous_sum(array.reshape(-1)), array.dtype)
+    ndim = array.ndim
+    axes = tuple(range(ndim)) if axis is None else _positive_axes(axis, ndim)
+    shape = array.shape
+    out_shape = tuple(
+        1 if d in axes else n for d, n in enumerate(shape) if keepdims or d not in axes
+    )
+    if array.size <= 1 or not any(shape[d] > 1 for d in axes):
+        # nothing to add up: the output starts at +0 and takes each value once (so -0 becomes +0)
+        if array.size == 0:
+            return np.zeros(out_shape, array.dtype)
+        return (array + array.dtype.type(0)).reshape(out_shape)
+    if len(axes) == ndim and array.flags.c_contiguous and array.size < GRAIN_SIZE:
+        return np.asarray(_contiguous_sum(array.reshape(-1)), array.dtype).reshape(out_shape)
+    return _iterator_sum(array, axes).reshape(out_shape)
+
+
+def mean_like_torch(array: np.ndarray, axis=None, keepdims: bool = False) -> np.ndarray:
+    """torch.mean on the CPU: the sum above, then one division by the count in the array's dtype."""
+    axes = tuple(range(array.ndim)) if axis is None else _positive_axes(axis, array.ndim)
+    count = math.prod(array.shape[d] for d in axes)
+    total = sum_like_torch(array, axes, keepdims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (total / array.dtype.type(count)).astype(array.dtype, copy=False)
+
+
+def _positive_axes(axis, ndim: int) -> tuple[int, ...]:
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    return tuple(sorted({int(d) % max(ndim, 1) for d in axes}))
+
+
+def _lanes(dtype: np.dtype) -> int:
+    return VECTOR_BYTES // dtype.itemsize
+
+
+def _contiguous_sum(row: np.ndarray):
+    """vectorized_inner_sum of one contiguous row: whole vectors through row_sum, then the tail.
+
+    Python floats finish the job (the tail and the lanes): numpy calls on tiny arrays cost more
+    than the adds themselves.
+    """
+    lanes = _lanes(row.dtype)
+    n = row.shape[0]
+    if n < lanes:
+        return _scalar_row_sum(row.tolist(), row.dtype.type)
+    kind = row.dtype.type
+    whole = n // lanes
+    rounds = whole // ILP  # row_sum's rows: 4 vectors side by side, one per accumulator
+    accumulators = _multi_row_sum(row[: rounds * ILP * lanes].reshape(rounds, ILP * lanes))
+    accumulators = accumulators.reshape(ILP, lanes)
+    first = accumulators[0]
+    for i in range(rounds * ILP, whole):
+        first = first + row[i * lanes : (i + 1) * lanes]
+    for k in range(1, ILP):
+        first = first + accumulators[k]
+    total = kind(0)
+    for v in row[whole * lanes :].tolist() + first.tolist():
+        total = kind(total + v)
+    return total
+
+
+def _scalar_row_sum(values: list, kind):
+    """row_sum of a short row of Python floats: 4 interleaved accumulators, then combined."""
+    partial = [kind(0)] * ILP
+    whole = len(values) // ILP * ILP
+    for i in range(whole):
+        partial[i % ILP] = kind(partial[i % ILP] + values[i])
+    total = partial[0]
+    for v in values[whole:]:
+        total = kind(total + v)
+    for p in partial[1:]:
+        total = kind(total + p)
+    return total
+
+
+def _iterator_sum(array: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """The sum as TensorIterator lays it out; returns the kept dims in the array's order."""
+    itemsize = array.dtype.itemsize
+    # PyTorch's iterator: size-1 dims dropped, reduced dims first, then by stride (fastest first)
+    order = sorted(
+        (d for d in range(array.ndim) if array.shape[d] > 1),
+        key=lambda d: (d not in axes, abs(array.strides[d])),
+    )
+    dims = []  # merged dims, fastest first: [size, element stride, reduced, original dims]
+    for d in order:
+        size, stride, reduced = array.shape[d], array.strides[d] // itemsize, d in axes
+        if dims:
+            last = dims[-1]
+            if last[2] == reduced and last[0] * last[1] == stride:
+                last[0] *= size
+                last[3].append(d)
+                continue
+        dims.append([size, stride, reduced, [d]])
+    if len(dims) == 1:
+        if dims[0][2] and array.size >= GRAIN_SIZE and THREADS > 1:
+            size, stride = dims[0][0], dims[0][1] * itemsize
+            flat = np.lib.stride_tricks.as_strided(array, (size,), (stride,), writeable=False)
+            return _two_pass_sum(flat)
+        dims.append([1, 0, False, []])
+    # a view of the data with the merged dims, slowest first: (outer..., size1, size0)
+    view = np.lib.stride_tricks.as_strided(
+        array,
+        shape=tuple(d[0] for d in reversed(dims)),
+        strides=tuple(d[1] * itemsize for d in reversed(dims)),
+        writeable=False,
+    )
+    (n0, s0, _, _), (n1, s1, _, _) = dims[0], dims[1]
+    rows = _loop2d(view, n0, s0, n1, s1)  # shape (outer..., size1)
+    # each row result is added into its output cell; cells shared by several rows add in turn
+    slow_to_fast = list(reversed(dims))
+    reduced_axes = [i for i, d in enumerate(slow_to_fast) if d[2] and d is not dims[0]]
+    kept = [d for d in slow_to_fast if not d[2]]
+    rows = np.moveaxis(rows, reduced_axes, range(len(reduced_axes)))
+    rows = rows.reshape((-1,) + rows.shape[len(reduced_axes) :])
+    total = _running_sum(rows)
+    # undo the merging and the iterator's order of the kept dims
+    kept_dims = [orig for d in kept for orig in reversed(d[3])]
+    total = total.reshape([array.shape[d] for d in kept_dims])
+    total = np.transpose(total, np.argsort(kept_dims)) if kept_dims else total
+    return total + array.dtype.type(0)
+
+
+def _two_pass_sum(flat: np.ndarray) -> np.ndarray:
+    """parallel_reduce's two_pass_reduction: each thread sums its share, then the shares add up."""
+    n = flat.shape[0]
+    tasks = min(THREADS, -(-n // GRAIN_SIZE))
+    chunk = -(-n // tasks)
+    shares = np.zeros(THREADS, flat.dtype)
+    for t in range(tasks):
+        part = flat[t * chunk : min(n, (t + 1) * chunk)]
+        shares[t] = _loop2d(part[None, :], part.shape[0], 1, 1, 0)[0]
+    return _scalar_row_sum(shares.tolist(), flat.dtype.type) + flat.dtype.type(0)
+
+
+def _loop2d(view: np.ndarray, n0: int, s0: int, n1: int, s1: int) -> np.ndarray:
+    """cascade_sum's 2-d loop: sums along the last axis of view (outer..., n1, n0)."""
+    lanes = _lanes(view.dtype)
+    columns = np.moveaxis(view, -1, 0)  # (n0, outer..., n1): the summed axis first
+    if s0 == 1 and n0 >= lanes:
+        return _vectorized_inner_sum(columns, lanes)
+    if s1 == 1 and n1 >= lanes:
+        # vectorised across the kept dim: groups of 4 vectors take the cascade directly, the
+        # remaining columns (vectors, then single ones) go through row_sum's 4 accumulators
+        grouped = n1 // (ILP * lanes) * (ILP * lanes)
+        return np.concatenate(
+            [_multi_row_sum(columns[..., :grouped]), _row_sum(columns[..., grouped:])], axis=-1
+        )
+    if s0 < s1:
+        return _row_sum(columns)
+    grouped = n1 // ILP * ILP  # scalar_outer_sum: 4 columns at a time, then one by one
+    return np.concatenate(
+        [_multi_row_sum(columns[..., :grouped]), _row_sum(columns[..., grouped:])], axis=-1
+    )
+
+
+def _vectorized_inner_sum(columns: np.ndarray, lanes: int) -> np.ndarray:
+    """vectorized_inner_sum: row_sum over whole vectors, then the tail, then the lanes in order."""
+    n = columns.shape[0]
+    whole = n // lanes
+    vectors = columns[: whole * lanes].reshape((whole, lanes) + columns.shape[1:])
+    lane_sums = _row_sum(vectors)  # (lanes, ...)
+    total = _running_sum(columns[whole * lanes :])
+    for k in range(lanes):
+        total = total + lane_sums[k]
+    return total
+
+
+def _row_sum(rows: np.ndarray) -> np.ndarray:
+    """row_sum: the rows seen as (-1, 4), each column summed by multi_row_sum, then combined."""
+    n = rows.shape[0]
+    whole = n // ILP
+    partial = _multi_row_sum(rows[: whole * ILP].reshape((whole, ILP) + rows.shape[1:]))
+    first = partial[0]
+    for i in range(whole * ILP, n):
+        first = first + rows[i]
+    for k in range(1, ILP):
+        first = first + partial[k]
+    return first
+
+
+def _multi_row_sum(rows: np.ndarray) -> np.ndarray:
+    """multi_row_sum: rows add up in chunks of 2^p, chunk sums in chunks of 2^p, and so on.
+
+    Level 0 sums each chunk from zero; when a chunk ends, its sum is added into level 1, and
+    every 2^p of those into level 2, and level 3 keeps the rest; the last partial chunk and the
+    unfinished levels are added at the end, lowest level first.
+    """
+    n = rows.shape[0]
+    power = max(4, _ceil_log2(n) // LEVELS)
+    step = 1 << power
+    lanes = rows.shape[1:]
+    chunks = n // step
+    if chunks == 0:
+        return _running_sum(rows)
+    level = _running_sum(rows[: chunks * step].reshape((chunks, step) + lanes), axis=1)
+    total = _running_sum(rows[chunks * step :])
+    for _ in range(LEVELS - 2):
+        if level.shape[0] < step:
+            break  # the higher levels stay zero
+        groups = level.shape[0] // step
+        total = total + _running_sum(level[groups * step :])
+        level = _running_sum(level[: groups * step].reshape((groups, step) + lanes), axis=1)
+    return total + _running_sum(level)
+
+
+def _ceil_log2(n: int) -> int:
+    return 1 if n <= 2 else (n - 1).bit_length()
+
+
+def _running_sum(values: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Add along one axis strictly in order, starting from zero (accumulate never reorders)."""
+    if values.shape[axis] == 0:
+        return np.zeros(values.shape[:axis] + values.shape[axis + 1 :], values.dtype)
+    return np.add.accumulate(values, axis=axis, dtype=values.dtype).take(-1, axis=axis)
+
+
+# ***** a + alpha * b: aten/src/ATen/native/cpu/BinaryOpsKernel.cpp (add_kernel) *****
+
+
+def fma_add(a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
+    """torch.add(a, b, alpha=alpha) for floats: alpha in a's dtype, then one fused multiply-add.
+
+    PyTorch's kernel is vec::fmadd(b, alpha, a): the product is never rounded on its own.
+    """
+    dtype = np.result_type(a, b)
+    if dtype.kind != "f":
+        return a + alpha * b
+    return fused_multiply_add(np.asarray(b, dtype), dtype.type(alpha), np.asarray(a, dtype))
+
+
+def fused_multiply_add(x: np.ndarray, y, z: np.ndarray) -> np.ndarray:
+    """x * y + z rounded once (IEEE fma), broadcasting; float32 or float64.
+
+    float32: the product is exact in float64 and so is the sum's error (two-sum); the float64
+    sum rounds to the right float32 except when it lands exactly halfway between two, where the
+    error says which way the exact value lies. float64: the product and sum errors are carried
+    (Dekker, two-sum) and added back, which rounds correctly but for rare near-ties.
+    """
+    dtype = np.result_type(x, y, z)
+    if dtype == np.float32:
+        return _fma32(x, y, z)
+    x, y, z = (np.asarray(v, np.float64) for v in (x, y, z))
+    with np.errstate(all="ignore"):
+        product = x * y
+        product_error = _two_product_error(x, y, product)
+        total = product + z
+        total_error = _two_sum_error(product, z, total)
+        result = total + (product_error + total_error)
+    return np.where(np.isfinite(result), result, x * y + z)
+
+
+def _fma32(x, y, z) -> np.ndarray:
+    x64, y64, z64 = (np.asarray(v, np.float64) for v in (x, y, z))
+    with np.errstate(all="ignore"):
+        product = x64 * y64  # exact: 24 + 24 bits fit in 53
+        total = product + z64
+        error = _two_sum_error(product, z64, total)
+        rounded = total.astype(np.float32)
+        # halfway between `rounded` and its neighbour on total's side?
+        neighbour = np.nextafter(
+            rounded, np.where(total > rounded, np.inf, -np.inf).astype(np.float32)
+        )
+        halfway = (rounded.astype(np.float64) + neighbour.astype(np.float64)) * 0.5 == total
+        nudge = halfway & (error != 0)
+        if nudge.any():
+            nudged = np.nextafter(total, np.where(error > 0, np.inf, -np.inf))
+            rounded = np.where(nudge, nudged.astype(np.float32), rounded)
+    return rounded
+
+
+def _two_sum_error(a, b, total):
+    """The exact rounding error of total = a + b (Knuth's two-sum)."""
+    b_virtual = total - a
+    return (a - (total - b_virtual)) + (b - b_virtual)
+
+
+def _two_product_error(a, b, product):
+    """The exact rounding error of product = a * b (Dekker's split, no fma needed)."""
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _split(a):
+    c = 134217729.0 * a  # 2^27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def lerp(start: np.ndarray, end: np.ndarray, weight) -> np.ndarray:
+    """torch.lerp with a number weight (aten/src/ATen/native/Lerp.h): one fused multiply-add.
+
+    A small weight (|w| < 0.5) steps from start, a large one back from end, as lerp_vec does.
+    """
+    dtype = start.dtype
+    weight = dtype.type(weight)
+    difference = end - start
+    if abs(weight) < 0.5:
+        return fused_multiply_add(weight, difference, start)
+    return fused_multiply_add(weight - dtype.type(1), difference, end)
+
+
+# ***** linspace: aten/src/ATen/native/cpu/RangeFactoriesKernel.cpp *****
+
+
+def linspace_like_torch(start: float, end: float, steps: int, dtype: np.dtype) -> np.ndarray:
+    """torch.linspace for a float dtype (steps >= 2): everything in that dtype, step included.
+
+    The first half counts up from start, the second half down from end, each value one fused
+    multiply-add (start + step * i), so both ends come out exact.
+    """
+    kind = dtype.type
+    first, last = kind(start), kind(end)
+    step = kind(kind(last - first) / kind(steps - 1))
+    i = np.arange(steps, dtype=dtype)
+    from_start = fused_multiply_add(step, i, first)
+    from_end = fused_multiply_add(-step, kind(steps - 1) - i, last)
+    return np.where(np.arange(steps) < steps // 2, from_start, from_end).astype(dtype, copy=False)
+
+
+# ***** the other places a float sum or power hides *****
+
+
+def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """at::sum_to: a broadcast gradient summed back to its input's shape, with torch's sum."""
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
+    )
+    if not axes:
+        return grad.reshape(shape)
+    if grad.dtype.kind == "f":
+        return sum_like_torch(grad, axes).reshape(shape)
+    return grad.sum(axis=axes).reshape(shape)
+
+
+def power_like_torch(base: np.ndarray, exponent):
+    """tensor ** number: PyTorch multiplies out the cubes and inverse squares (Pow.cpp's
+    pow_tensor_scalar_optimized_kernel) where numpy would call pow(); the rest is numpy's.
+    """
+    if base.dtype.kind == "f":
+        if exponent == 3:
+            return base * base * base
+        if exponent == -2:
+            with np.errstate(divide="ignore"):
+                return base.dtype.type(1) / (base * base)
+    return base**exponent
+
+
+# ***** matrix products: MKL's sgemm, as PyTorch's CPU build calls it *****
+
+NARROW = 12  # outputs narrower than this take MKL's small kernel: no fused multiply-adds
+
+
+def matmul_like_torch(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for a 2-d a and a 1-d or 2-d b, in the order MKL's sgemm adds on this machine.
+
+    Measured, not read from source (MKL's is closed): each output is a running sum over k in
+    order; for fewer than 12 output columns every product is rounded before it is added, for
+    wider outputs the adds are fused (numpy's OpenBLAS does that too). Where MKL mixes kernels
+    (some 5 to 11 column shapes, single columns of long rows) this is the nearer of the two,
+    not exact; float64 keeps numpy's product.
+    """
+    if a.dtype != np.float32 or b.dtype != np.float32 or a.ndim != 2 or a.shape[1] == 0:
+        return a @ b
+    columns = b if b.ndim == 2 else b[:, None]
+    if columns.shape[1] >= NARROW:
+        return a @ b
+    products = a[:, :, None] * columns[None, :, :]  # (m, k, n), each rounded to float32
+    total = np.add.accumulate(products, axis=1)[:, -1, :]
+    return total if b.ndim == 2 else total[:, 0]

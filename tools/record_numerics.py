@@ -1,0 +1,199 @@
+"""Record PyTorch's exact float results for the arithmetic engine/numerics.py reproduces.
+
+Run under the torch venv (the test suite never imports torch):
+
+    .venv-torch/bin/python tools/record_numerics.py
+
+Writes tests/engine/golden/numerics.json. Each case is a small spec (seed, shape, op) that
+`run_case` turns into numbers with either library: PyTorch here, gradtrace's engine in
+tests/engine/test_numerics.py. Inputs come from torch.manual_seed + randn, which the engine
+reproduces exactly, so only the results are stored. PyTorch runs with two threads, as it does
+by default on the 2-core machines the goldens are recorded on (sums of 32768 or more numbers
+are split between threads, which changes their rounding).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "engine" / "golden" / "numerics.json"
+THREADS = 2
+
+# sizes around the sum kernel's boundaries: vectors of 8, rows of 4 vectors, chunks of 16 rows
+# (512 floats) and of 16 chunks, the 32768-element threshold for splitting between threads
+SUM_SIZES = sorted(
+    set(range(1, 70))
+    | {n + d for n in (128, 256, 511, 512, 1024, 2000, 4096, 8192, 8193) for d in (-1, 0, 1)}
+    | {16384, 32767, 32768, 32769, 40000, 65535, 65536, 65537, 70000, 100000}
+)
+DIM_SHAPES = [
+    ((3, 4), (0,)),
+    ((3, 4), (1,)),
+    ((7, 33), (0,)),
+    ((7, 33), (1,)),
+    ((33, 7), (0,)),
+    ((64, 40), (0,)),
+    ((64, 40), (1,)),
+    ((2000, 3), (0,)),
+    ((3, 2000), (1,)),
+    ((5, 6, 7), (1,)),
+    ((5, 6, 7), (0, 2)),
+    ((4, 17, 9), (0, 1)),
+    ((32, 1), (0,)),
+    ((1, 50), (1,)),
+]
+MATMUL_SHAPES = [
+    (2, 3, 4),
+    (3, 4, 2),
+    (4, 4, 4),
+    (8, 8, 8),
+    (32, 16, 64),
+    (16, 32, 64),
+    (4, 4, 12),
+    (12, 16, 16),
+    (3, 100, 2),
+    (1, 10, 1),
+]
+OPTIMIZERS = [
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.8, "dampening": 0.1, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "weight_decay": 0.1, "maximize": True}),
+    ("Adam", {"lr": 0.01}),
+    ("Adam", {"lr": 0.05, "betas": (0.8, 0.99), "weight_decay": 0.01}),
+    ("Adam", {"lr": 0.01, "amsgrad": True}),
+]
+OPTIMIZER_STEPS = 50
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every case, as a spec both libraries can run."""
+    out: list[dict[str, Any]] = []
+    for n in SUM_SIZES:
+        out.append({"kind": "sum", "seed": n, "shape": [n], "dim": None, "dtype": "float32"})
+    for n in (1, 3, 10, 17, 100, 2000, 40000):
+        out.append({"kind": "sum", "seed": n, "shape": [n], "dim": None, "dtype": "float64"})
+    for n in (5, 100, 2000, 33000):
+        out.append({"kind": "mean", "seed": n, "shape": [n], "dim": None, "dtype": "float32"})
+    for i, (shape, dim) in enumerate(DIM_SHAPES):
+        for op in ("sum", "mean"):
+            for keepdim in (False, True):
+                spec = {"kind": op, "seed": 100 + i, "shape": list(shape), "dim": list(dim)}
+                out.append(dict(spec, keepdim=keepdim, dtype="float32"))
+        # the same data seen transposed: the sum follows memory order, not the index order
+        if len(shape) == 2:
+            spec = {"kind": "sum", "seed": 100 + i, "shape": list(shape), "dim": list(dim)}
+            out.append(dict(spec, transpose=True, dtype="float32"))
+    for i, alpha in enumerate((0.1, -0.01, 3.7, 1e-3)):
+        out.append({"kind": "add", "seed": 300 + i, "shape": [257], "alpha": alpha})
+        out.append({"kind": "sub", "seed": 310 + i, "shape": [257], "alpha": alpha})
+        out.append({"kind": "add_", "seed": 320 + i, "shape": [3, 5], "alpha": alpha})
+    for start, end, steps in ((-math.pi, math.pi, 2000), (0, 1, 11), (-1, 1, 7), (0, 10, 3)):
+        out.append({"kind": "linspace", "start": start, "end": end, "steps": steps})
+        out.append({"kind": "linspace-mean", "start": start, "end": end, "steps": steps})
+    for i, (m, k, n) in enumerate(MATMUL_SHAPES):
+        out.append({"kind": "mm", "seed": 400 + i, "shape": [m, k, n]})
+    for i, (name, kwargs) in enumerate(OPTIMIZERS):
+        out.append({"kind": "optim", "seed": 500 + i, "name": name, "kwargs": kwargs})
+    out.append({"kind": "cubic-fit", "seed": 0})
+    return out
+
+
+def run_case(torch, spec: dict[str, Any]) -> list[float]:
+    """The case's result as a flat list of floats, computed by `torch` (PyTorch or the engine)."""
+    kind = spec["kind"]
+    if kind.startswith("linspace"):
+        x = torch.linspace(spec["start"], spec["end"], spec["steps"])
+        return _flat(x.mean() if kind == "linspace-mean" else x)
+    torch.manual_seed(spec["seed"])
+    if kind in ("sum", "mean"):
+        x = torch.randn(*spec["shape"], dtype=getattr(torch, spec["dtype"]))
+        if spec.get("transpose"):
+            x = torch.randn(*reversed(spec["shape"])).t()
+        if spec["dim"] is None:
+            return _flat(getattr(x, kind)())
+        return _flat(getattr(x, kind)(dim=spec["dim"], keepdim=spec.get("keepdim", False)))
+    if kind in ("add", "sub", "add_"):
+        a, b = torch.randn(*spec["shape"]), torch.randn(*spec["shape"])
+        if kind == "add_":
+            a.add_(b, alpha=spec["alpha"])
+            return _flat(a)
+        return _flat(getattr(a, kind)(b, alpha=spec["alpha"]))
+    if kind == "mm":
+        m, k, n = spec["shape"]
+        return _flat(torch.randn(m, k) @ torch.randn(k, n))
+    if kind == "optim":
+        return _optimizer_run(torch, spec)
+    if kind == "cubic-fit":
+        return _cubic_fit(torch)
+    raise ValueError(f"unknown case kind {kind!r}")
+
+
+def _optimizer_run(torch, spec: dict[str, Any]) -> list[float]:
+    """Every parameter's values after each step, on a loss made of elementwise ops and sums only
+    (so the gradients are exact in both libraries and the optimizer's arithmetic is what differs).
+    """
+    w = torch.randn(5, requires_grad=True)
+    m = torch.randn(2, 3, requires_grad=True)
+    c = torch.randn((), requires_grad=True)
+    target, scale = torch.randn(5), torch.randn(2, 3).abs()
+    kwargs = dict(spec["kwargs"])
+    if "betas" in kwargs:
+        kwargs["betas"] = tuple(kwargs["betas"])
+    opt = getattr(torch.optim, spec["name"])([w, m, c], **kwargs)
+    trajectory: list[float] = []
+    for _ in range(OPTIMIZER_STEPS):
+        opt.zero_grad()
+        loss = ((w - target) ** 2).sum() + (scale * m * m).sum() * 0.5 + (c - 0.3) ** 2 * 3
+        loss.backward()
+        opt.step()
+        for p in (w, m, c):
+            trajectory += _flat(p.detach())
+    return trajectory
+
+
+def _cubic_fit(torch) -> list[float]:
+    """PyTorch's tutorial "Learning PyTorch with Examples" (tensors and autograd), as written:
+    the loss every 100 steps, then the fitted coefficients.
+    """
+    x = torch.linspace(-math.pi, math.pi, 2000, dtype=torch.float)
+    y = torch.sin(x)
+    a, b, c, d = (torch.randn((), dtype=torch.float, requires_grad=True) for _ in range(4))
+    learning_rate = 1e-6
+    losses = []
+    for t in range(2000):
+        y_pred = a + b * x + c * x**2 + d * x**3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            for p in (a, b, c, d):
+                p -= learning_rate * p.grad
+                p.grad = None
+    return losses + [p.item() for p in (a, b, c, d)]
+
+
+def _flat(t) -> list[float]:
+    values = t.detach().reshape(-1).tolist()
+    return [v if math.isfinite(v) else repr(v) for v in values]
+
+
+def main() -> None:
+    import torch
+
+    torch.set_num_threads(THREADS)
+    recorded = [dict(spec, values=run_case(torch, spec)) for spec in cases()]
+    OUT.write_text(
+        json.dumps({"torch": torch.__version__, "threads": THREADS, "cases": recorded}) + "\n"
+    )
+    print(f"wrote {len(recorded)} cases to {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
