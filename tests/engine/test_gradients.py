@@ -941,3 +941,313 @@ def test_the_checker_catches_a_wrong_gradient(monkeypatch):
     monkeypatch.setattr(fn.SinBackward0, "backward", lambda self, grad: (grad,))
     with pytest.raises(AssertionError):
         check_gradients(lambda a: a.sin(), np.array([0.3, 1.2, -0.7]))
+
+
+# ======================================================================================
+# reductions, scans and more elementwise ops (issue 9, section 1)
+# ======================================================================================
+
+INSIDE_ONE = floats(-0.9, 0.9)  # asin, acos, atanh: away from the poles at ±1
+# away from the whole numbers and the halves, where rounding steps
+BETWEEN_STEPS = st.tuples(st.integers(-3, 2), floats(0.05, 0.45)).map(lambda p: p[0] + p[1])
+# hundredths and a bit: ten times one is never within 0.03 of a half, where round(decimals=1) steps
+BETWEEN_TENTHS = st.integers(-300, 300).map(lambda k: k / 100 + 0.003)
+
+MORE_UNARY = {
+    "tan": (lambda x: x.tan(), floats(-1.2, 1.2)),
+    "asin": (lambda x: x.asin(), INSIDE_ONE),
+    "acos": (lambda x: torch.acos(x), INSIDE_ONE),
+    "atan": (lambda x: x.atan(), WIDE),
+    "sinh": (lambda x: x.sinh(), ANY),
+    "cosh": (lambda x: torch.cosh(x), ANY),
+    "asinh": (lambda x: x.asinh(), WIDE),
+    "acosh": (lambda x: x.acosh(), floats(1.2, 4)),
+    "atanh": (lambda x: x.atanh(), INSIDE_ONE),
+    "erf": (lambda x: x.erf(), ANY),
+    "erfc": (lambda x: torch.erfc(x), ANY),
+    "exp2": (lambda x: x.exp2(), ANY),
+    "expm1": (lambda x: x.expm1(), ANY),
+    "log2": (lambda x: x.log2(), POSITIVE),
+    "log10": (lambda x: torch.log10(x), POSITIVE),
+    "log1p": (lambda x: x.log1p(), floats(-0.8, 3)),
+    "rsqrt": (lambda x: x.rsqrt(), POSITIVE),
+    "square": (lambda x: x.square(), ANY),
+    "frac": (lambda x: x.frac(), BETWEEN_STEPS),
+    "round": (lambda x: x.round() * x, BETWEEN_STEPS),
+    "round_decimals": (lambda x: x.round(decimals=1) + x, BETWEEN_TENTHS),
+    "floor": (lambda x: x.floor() * x, BETWEEN_STEPS),
+    "ceil": (lambda x: torch.ceil(x) + x, BETWEEN_STEPS),
+    "trunc": (lambda x: x.trunc() * x, BETWEEN_STEPS),
+    "sign": (lambda x: x.sign() * x, NONZERO),
+    "sgn": (lambda x: x.sgn() * x, NONZERO),
+    # in-place forms on a non-leaf: the same grad_fns, written into the tensor
+    "relu_": (lambda x: (x * 1).relu_(), NONZERO),
+    "torch.relu_": (lambda x: torch.relu_(x * 2), NONZERO),
+    "sigmoid_": (lambda x: (x * 1).sigmoid_(), WIDE),
+    "tanh_": (lambda x: torch.tanh_(x * 1), WIDE),
+    "exp_": (lambda x: (x * 1).exp_(), ANY),
+    "log_": (lambda x: (x * 1).log_(), POSITIVE),
+    "sqrt_": (lambda x: (x + 0).sqrt_(), POSITIVE),
+    "abs_": (lambda x: (x * 1).abs_(), NONZERO),
+    "sin_": (lambda x: (x * 1).sin_(), WIDE),
+    "cos_": (lambda x: (x * 1).cos_(), WIDE),
+    "floor_": (lambda x: (x * 1).floor_() * x, BETWEEN_STEPS),
+    "round_": (lambda x: (x * 1).round_() + x, BETWEEN_STEPS),
+    "pow_": (lambda x: (x * 1).pow_(3), ANY),
+}
+
+
+@pytest.mark.parametrize("name", MORE_UNARY)
+@SETTINGS
+@given(data=st.data())
+def test_more_unary(name, data):
+    op, elements = MORE_UNARY[name]
+    check_gradients(op, data.draw(arrays(SHAPES, elements), label="x"))
+
+
+MORE_BINARY = {
+    "atan2": (lambda a, b: torch.atan2(a, b), NONZERO, NONZERO),
+    "fmax": (lambda a, b: torch.fmax(a, b), EVEN_GRID, ODD_GRID),
+    "fmin": (lambda a, b: a.fmin(b), EVEN_GRID, ODD_GRID),
+    "lerp_number": (lambda a, b: a.lerp(b, 0.3), ANY, ANY),
+    "lerp_number_far": (lambda a, b: torch.lerp(a, b, 0.8), ANY, ANY),
+    "pow__tensor": (lambda a, b: (a * 1).pow_(b), floats(0.5, 2.5), ANY),
+}
+
+
+@pytest.mark.parametrize("name", MORE_BINARY)
+@SETTINGS
+@given(data=st.data())
+def test_more_binary(name, data):
+    op, a_elements, b_elements = MORE_BINARY[name]
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4),
+        label="shapes",
+    ).input_shapes
+    if name == "pow__tensor":  # written in place: the exponent must not grow the base
+        shapes = (shapes[0], data.draw(shapes_broadcasting_to(shapes[0]), label="b_shape"))
+    a = data.draw(arrays(shapes[0], a_elements), label="a")
+    b = data.draw(arrays(shapes[1], b_elements), label="b")
+    check_gradients(op, a, b)
+    check_gradients(op, a, b, requires=(True, False))
+    check_gradients(op, a, b, requires=(False, True))
+
+
+def test_fmax_gives_a_tie_to_self_and_ignores_nan():
+    a = torch.tensor([1.0, 2.0, float("nan")], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([1.0, float("nan"), 3.0], dtype=torch.float64, requires_grad=True)
+    torch.fmax(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 0.0] and b.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+# three inputs that broadcast together: self, and two more (end and weight, or tensor1/2)
+THREE_WAY = {
+    "lerp_tensor": (lambda a, b, w: torch.lerp(a, b, w), ANY, ANY, floats(-0.5, 1.5)),
+    "addcmul": (lambda a, b, c: a.addcmul(b, c, value=-1.5), ANY, ANY, ANY),
+    "addcdiv": (lambda a, b, c: torch.addcdiv(a, b, c, value=0.5), ANY, ANY, NONZERO),
+}
+
+
+@pytest.mark.parametrize("name", THREE_WAY)
+@SETTINGS
+@given(data=st.data())
+def test_three_way(name, data):
+    op, *elements = THREE_WAY[name]
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=3),
+        label="shapes",
+    ).input_shapes
+    leaves = [
+        data.draw(arrays(s, e), label=f"x{i}")
+        for i, (s, e) in enumerate(zip(shapes, elements, strict=True))
+    ]
+    check_gradients(op, *leaves)
+    for alone in range(3):
+        check_gradients(op, *leaves, requires=[i == alone for i in range(3)])
+
+
+IN_PLACE_THREE_WAY = {
+    "addcmul_": lambda s, t1, t2: (s * 1).addcmul_(t1, t2, value=2),
+    "addcdiv_": lambda s, t1, t2: (s * 1).addcdiv_(t1, t2),
+    "lerp_tensor_": lambda s, end, w: (s * 1).lerp_(end, w),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE_THREE_WAY)
+@SETTINGS
+@given(data=st.data())
+def test_three_way_in_place(name, data):
+    # the others broadcast to self's shape, never beyond it: the result is written into self
+    shape = data.draw(SHAPES, label="shape")
+    others = [data.draw(shapes_broadcasting_to(shape), label=f"shape{i}") for i in (1, 2)]
+    x = data.draw(arrays(shape), label="x")
+    b = data.draw(arrays(others[0]), label="b")
+    c = data.draw(arrays(others[1], NONZERO), label="c")
+    check_gradients(IN_PLACE_THREE_WAY[name], x, b, c)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_lerp_in_place_with_a_number(data):
+    shape = data.draw(SHAPES, label="shape")
+    x = data.draw(arrays(shape), label="x")
+    end = data.draw(arrays(data.draw(shapes_broadcasting_to(shape), label="end_shape")))
+    check_gradients(lambda s, e: (s * 1).lerp_(e, 0.25), x, end)
+    check_gradients(lambda s, e: (s * 1).lerp_(e, 0.75), x, end)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES))
+def test_prod_whole(x):
+    check_gradients(lambda t: t.prod(), x)
+    check_gradients(lambda t: torch.prod(t) * t, x)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@SETTINGS
+@given(data=st.data())
+def test_prod_along_a_dim(keepdim, data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    dim = data.draw(dims(x.shape), label="dim")
+    check_gradients(lambda t: t.prod(dim, keepdim=keepdim), x)
+
+
+@pytest.mark.parametrize("zeros", [1, 2])
+def test_prod_with_zeros(zeros):
+    # the product of the others, not result / self: exact at one zero, and 0 past two
+    x = np.array([[2.0, 0.0, 3.0, -1.5], [0.5, 4.0, 0.0, 2.0]])
+    if zeros == 2:
+        x[0, 3] = 0.0
+    check_gradients(lambda t: t.prod(), x)
+    check_gradients(lambda t: t.prod(1), x)
+    check_gradients(lambda t: t.prod(0, keepdim=True), x)
+
+
+@pytest.mark.parametrize("reduce", ["var", "std"])
+@SETTINGS
+@given(data=st.data())
+def test_var_and_std(reduce, data):
+    x = data.draw(arrays(SHAPES_1D_UP.filter(lambda s: np.prod(s) > 2)), label="x")
+    # a spread-out x, so std stays away from 0, where its derivative blows up
+    x = x + np.arange(x.size).reshape(x.shape)
+    dim = data.draw(dims(x.shape), label="dim")
+    keepdim = data.draw(st.booleans(), label="keepdim")
+    correction = data.draw(st.sampled_from([0, 1]), label="correction")
+    check_gradients(lambda t: getattr(t, reduce)(), x)
+    check_gradients(lambda t: getattr(t, reduce)(unbiased=False), x)
+    if x.shape[dim] > correction:
+        check_gradients(
+            lambda t: getattr(torch, reduce)(t, dim, keepdim=keepdim, correction=correction), x
+        )
+
+
+# nonzero elements: a norm over a slice of zeros has no derivative
+NORM_ORDERS = {1: NONZERO, 2: NONZERO, 3: NONZERO, 0.5: NONZERO, 1.5: NONZERO, float("inf"): GRID}
+
+
+@pytest.mark.parametrize("p", NORM_ORDERS, ids=str)
+@SETTINGS
+@given(data=st.data())
+def test_norm(p, data):
+    x = data.draw(arrays(SHAPES_1D_UP, NORM_ORDERS[p], unique=p == float("inf")), label="x")
+    if p == float("inf"):
+        x = x + 0.001 * np.sign(x)  # so that no |x| is shared by two elements of opposite sign
+    dim = data.draw(dims(x.shape), label="dim")
+    check_gradients(lambda t: t.norm(p), x)
+    check_gradients(lambda t: torch.norm(t, p, dim=dim, keepdim=True), x)
+    check_gradients(lambda t: torch.linalg.vector_norm(t, ord=p, dim=dim), x)
+
+
+def test_norm_inf_shares_the_grad_among_ties():
+    x = torch.tensor([3.0, -3.0, 1.0], dtype=torch.float64, requires_grad=True)
+    x.norm(float("inf")).backward()
+    assert x.grad.tolist() == [0.5, -0.5, 0.0]
+
+
+def test_norm_of_zeros_has_a_zero_grad():
+    x = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    x.norm().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("scan", ["cumsum", "cumprod"])
+@SETTINGS
+@given(data=st.data())
+def test_scans(scan, data):
+    x = data.draw(arrays(SHAPES), label="x")
+    dim = data.draw(dims(x.shape) if x.ndim else st.just(0), label="dim")
+    check_gradients(lambda t: getattr(t, scan)(dim), x)
+
+
+def test_cumprod_through_zeros():
+    check_gradients(lambda t: t.cumprod(0), np.array([2.0, 0.0, 3.0, 0.0, 1.5]))
+    check_gradients(lambda t: t.cumprod(1), np.array([[0.0, 2.0, -1.0], [1.5, 0.0, 2.0]]))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_logsumexp(data):
+    x = data.draw(arrays(SHAPES_1D_UP, WIDE), label="x")
+    dim = data.draw(dims(x.shape), label="dim")
+    check_gradients(lambda t: t.logsumexp(dim), x)
+    if dim % x.ndim:
+        check_gradients(lambda t: torch.logsumexp(t, (0, dim), keepdim=True), x)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@SETTINGS
+@given(data=st.data())
+def test_topk_and_sort(largest, data):
+    x = data.draw(arrays(SHAPES_1D_UP, GRID, unique=True), label="x")
+    dim = data.draw(dims(x.shape), label="dim")
+    k = data.draw(st.integers(0, x.shape[dim]), label="k")
+    check_gradients(lambda t: t.topk(k, dim, largest=largest).values, x)
+    check_gradients(lambda t: t.sort(dim, descending=largest).values, x)
+    check_gradients(lambda t: torch.sort(t, dim=dim, stable=True)[0], x)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@SETTINGS
+@given(data=st.data())
+def test_amax_amin(reduce, data):
+    x = data.draw(arrays(SHAPES, GRID, unique=True), label="x")
+    check_gradients(lambda t: getattr(t, reduce)(), x)
+    if x.ndim:
+        picked = data.draw(st.sets(dims(x.shape), min_size=1), label="dims")
+        picked = tuple({d % x.ndim: d for d in picked}.values())
+        keepdim = data.draw(st.booleans(), label="keepdim")
+        check_gradients(lambda t: getattr(torch, reduce)(t, picked, keepdim), x)
+
+
+def test_amax_splits_the_grad_among_ties_unlike_max():
+    x = torch.tensor([[2.0, 2.0, 1.0], [0.0, 3.0, 3.0]], dtype=torch.float64, requires_grad=True)
+    x.amax(1).sum().backward()
+    assert x.grad.tolist() == [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
+
+
+def test_sum_and_mean_with_dtype_send_the_input_dtype_back():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.5]], requires_grad=True)
+    total = x.sum(dtype=torch.float64) + x.mean(1, dtype=torch.float64).sum()
+    assert total.dtype == torch.float64
+    total.backward()
+    assert x.grad.dtype == torch.float32
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 2), 1.5))
+
+
+# ***** backwards recorded as ops of their own (create_graph=True) *****
+
+
+@pytest.mark.parametrize(
+    "node", ["TanhBackwardBackward0", "SigmoidBackwardBackward0", "ThresholdBackwardBackward0"]
+)
+@SETTINGS
+@given(data=st.data())
+def test_backward_ops_that_create_graph_records(node, data):
+    from engine import functions, record
+
+    shape = data.draw(SHAPES, label="shape")
+    grad_output = data.draw(arrays(shape), label="grad_output")
+    output = data.draw(arrays(shape, NONZERO), label="output")
+    node_cls = getattr(functions, node)
+    extra = {"threshold": 0} if node == "ThresholdBackwardBackward0" else {}
+    check_gradients(lambda g, y: record.apply(node_cls, (g, y), **extra), grad_output, output)

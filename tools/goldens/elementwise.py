@@ -107,7 +107,7 @@ S(
     """
 import torch
 x = torch.tensor([0.3, -1.2, 2.0, 0.0], requires_grad=True)
-ys = [x.erf(), torch.erfc(x), x.exp2(), x.expm1(), x.rsqrt().nan_to_num() if False else x.abs().rsqrt()]
+ys = [x.erf(), torch.erfc(x), x.exp2(), x.expm1(), x.abs().rsqrt()]
 for y in ys:
     print(y, y.grad_fn.name())
 sum(y.sum() for y in ys).backward()
