@@ -4,38 +4,75 @@ Only numpy and the standard library are used here; nothing in this package knows
 the sandbox or drawing. A Tracer (engine.tracer) records what it does when one is active.
 """
 
-from engine import autograd, linalg, nn, ops, optim  # noqa: F401 - ops attaches Tensor's methods
+from engine import autograd, backends, cuda, dtypes, linalg, nn, ops, optim  # noqa: F401 - ops attaches Tensor's methods
 from engine.creation import (
     arange,
+    as_tensor,
+    bernoulli,
     cat,
     empty,
+    empty_like,
     eye,
+    from_numpy,
     full,
     full_like,
+    get_rng_state,
     initial_seed,
     linspace,
+    logspace,
     manual_seed,
+    normal,
     ones,
     ones_like,
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
     randperm,
     seed,
+    set_rng_state,
     stack,
     tensor,
     where,
     zeros,
     zeros_like,
 )
+from engine.devices import device, get_default_device, set_default_device
+from engine.dtypes import (
+    bfloat16,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from engine.dtypes import bool_ as bool  # noqa: A001 - torch.bool
-from engine.dtypes import dtype, float32, float64, int32, int64
 from engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from engine.legacy import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from engine.ops.arithmetic import maximum, minimum
 from engine.ops.linalg import dot, matmul, mm, mv
 from engine.ops.pointwise import can_cast, promote_types, result_type
+from engine.random import TorchGenerator as Generator
+from engine.random import default_generator
 from engine.shape import Size
 from engine.tensor import Tensor
 from engine.unsupported import missing_attribute
@@ -44,6 +81,8 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 int = int32  # noqa: A001
+half = float16
+short = int16
 
 # The local part names the trace the engine records: a stored trace's id hashes it, so a snippet
 # stored before a trace change (gradtrace.3: a change through shared memory is recorded on every
@@ -180,7 +219,12 @@ del _name
 
 
 def get_default_dtype() -> dtype:
-    return float32
+    return dtypes.default_float()
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Python floats (and float factories) become `d` from now on: float32 or float64."""
+    dtypes.set_default_float(d)
 
 
 __all__ = [
@@ -240,6 +284,43 @@ __all__ = [
     "zeros",
     "zeros_like",
     *_METHODS,
+    # creation, legacy constructors, dtypes, random draws and devices
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "Generator",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
+    "as_tensor",
+    "backends",
+    "bernoulli",
+    "bfloat16",
+    "cuda",
+    "default_generator",
+    "device",
+    "empty_like",
+    "finfo",
+    "float16",
+    "from_numpy",
+    "get_default_device",
+    "get_rng_state",
+    "half",
+    "iinfo",
+    "int16",
+    "int8",
+    "logspace",
+    "normal",
+    "randint_like",
+    "set_default_device",
+    "set_default_dtype",
+    "set_rng_state",
+    "short",
+    "uint8",
 ]
 _SUPPORTED = sorted(__all__)
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
-from engine import dtypes, numerics
+from engine import devices, dtypes, numerics
 from engine import functions as fn
 from engine import random as rng
 from engine.record import apply, leaf
@@ -18,7 +19,7 @@ from engine.unsupported import UnsupportedByGradtrace
 def _dtype(dtype, default: dtypes.dtype | None = None) -> np.dtype:
     if dtype is None:
         return (default or dtypes.default_float()).np
-    return dtypes.resolve(dtype).np
+    return dtypes.check_storable(dtypes.resolve(dtype)).np
 
 
 # ***** from data *****
@@ -26,6 +27,7 @@ def _dtype(dtype, default: dtypes.dtype | None = None) -> np.dtype:
 
 def tensor(data, dtype: dtypes.dtype | None = None, requires_grad: bool = False, device=None):
     """torch.tensor: copy Python numbers, nested lists or arrays into a new leaf tensor."""
+    devices.check(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
@@ -41,22 +43,40 @@ def tensor(data, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
 
 def _to_array(data, dtype: dtypes.dtype | None) -> np.ndarray:
     values = _unwrap(data)
+    target = None if dtype is None else _dtype(dtype)
     try:
-        array = np.array(values, dtype=None if dtype is None else dtypes.resolve(dtype).np)
+        array = np.array(values, dtype=target)
     except ValueError:
         _check_ragged(values, _first_sizes(values), 0)  # PyTorch's message for uneven lists
         raise
-    if dtype is not None:
-        return array
-    if array.dtype.kind == "f":
-        return array.astype(dtypes.default_float().np)
-    if array.dtype.kind in "iu":
-        return array.astype(np.int64)
-    if array.dtype.kind == "b":
+    if target is not None:
         return array
     if array.dtype.kind == "c":
         raise UnsupportedByGradtrace("complex tensors are not supported by gradtrace's engine")
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    inferred = _infer_dtype(values)
+    return array if array.dtype == inferred.np else array.astype(inferred.np)
+
+
+def _infer_dtype(values) -> dtypes.dtype:
+    """PyTorch's rule: each element has a type (a Python float the default float, a Python int
+    int64, numpy values and arrays their own dtype) and the tensor takes their promotion."""
+    if isinstance(values, np.ndarray | np.generic):
+        return dtypes.from_numpy(values.dtype)
+    if isinstance(values, bool):
+        return dtypes.bool_
+    if isinstance(values, int):
+        return dtypes.int64
+    if isinstance(values, float):
+        return dtypes.default_float()
+    if isinstance(values, list | tuple):
+        found = None
+        for item in values:
+            item_dtype = _infer_dtype(item)
+            found = item_dtype if found is None else dtypes.promote(found, item_dtype)
+        return found or dtypes.default_float()  # torch.tensor([]) is a float tensor
+    return dtypes.from_numpy(np.asarray(values).dtype)
 
 
 def _first_sizes(values) -> list[int]:
@@ -89,65 +109,181 @@ def _unwrap(data):
     return data
 
 
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor on the very same memory as the array, with its dtype: writes show on both sides."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(stride < 0 for stride in ndarray.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around this "
+            "by making a copy of your array  with array.copy().) "
+        )
+    kind = ndarray.dtype.kind
+    if kind == "c":
+        raise UnsupportedByGradtrace("complex tensors are not supported by gradtrace's engine")
+    if kind not in "fiub":
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{ndarray.dtype.type.__name__}. The only "
+            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
+        )
+    dtypes.from_numpy(ndarray.dtype)  # uint16 and friends: PyTorch has them, the engine not
+    return leaf(ndarray, False, "from_numpy")
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """torch.as_tensor: no copy when the data already is a tensor or an array of that dtype."""
+    devices.check(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        shared = from_numpy(data)
+        return shared if dtype is None else shared.to(dtype)
+    return tensor(data, dtype=dtype)
+
+
 # ***** filled with a value *****
 
 
+def _shape(size: tuple) -> tuple[int, ...]:
+    shape = parse_shape(size)
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {n}: {list(shape)}"
+            )
+    return shape
+
+
 def zeros(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return leaf(np.zeros(parse_shape(size), _dtype(dtype)), requires_grad, "zeros")
+    devices.check(device)
+    return leaf(np.zeros(_shape(size), _dtype(dtype)), requires_grad, "zeros")
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
-    return leaf(np.ones(parse_shape(size), _dtype(dtype)), requires_grad, "ones")
+    devices.check(device)
+    return leaf(np.ones(_shape(size), _dtype(dtype)), requires_grad, "ones")
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
     # PyTorch leaves the memory uninitialised; zeros keep traces deterministic
-    return leaf(np.zeros(parse_shape(size), _dtype(dtype)), requires_grad, "empty")
+    devices.check(device)
+    return leaf(np.zeros(_shape(size), _dtype(dtype)), requires_grad, "empty")
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
-    default = dtypes.of_scalar(fill_value)
-    return leaf(
-        np.full(parse_shape((size,)), fill_value, _dtype(dtype, default)), requires_grad, "full"
-    )
+    devices.check(device)
+    default = dtypes.of_scalar(fill_value)  # True: bool, 3: int64, 3.0: the default float
+    return leaf(np.full(_shape((size,)), fill_value, _dtype(dtype, default)), requires_grad, "full")
 
 
-def _like(t: Tensor, dtype) -> tuple:
+def _like(t: Tensor, dtype, device) -> tuple:
+    devices.check(device)
     return t._array.shape, (t._array.dtype if dtype is None else _dtype(dtype))
 
 
 def zeros_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, device)
     return leaf(np.zeros(shape, dt), requires_grad, "zeros_like")
 
 
 def ones_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, device)
     return leaf(np.ones(shape, dt), requires_grad, "ones_like")
 
 
+def empty_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
+    shape, dt = _like(t, dtype, device)  # zeros again, where PyTorch leaves memory as it was
+    return leaf(np.zeros(shape, dt), requires_grad, "empty_like")
+
+
 def full_like(t: Tensor, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, device)
     return leaf(np.full(shape, fill_value, dt), requires_grad, "full_like")
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """torch.arange, element for element as PyTorch's CPU kernel computes it."""
+    devices.check(device)
     if end is None:
         start, end = 0, start
+    is_float = any(isinstance(n, float) for n in (start, end, step))
+    dt = _dtype(dtype, dtypes.default_float() if is_float else dtypes.int64)
+    if dt.kind == "b":
+        raise UnsupportedByGradtrace(
+            "torch.arange of dtype bool is not supported by gradtrace's engine"
+        )
+    if dt.kind == "f":
+        return leaf(_float_range(start, end, step, dt), requires_grad, "arange")
+    return leaf(_int_range(start, end, step, dt), requires_grad, "arange")
+
+
+def _check_range(start, end, step) -> None:
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    is_float = any(isinstance(n, float) for n in (start, end, step))
-    default = dtypes.default_float() if is_float else dtypes.int64
-    dt = _dtype(dtype, default)
-    count = int(np.ceil((float(end) - float(start)) / float(step)))
-    # PyTorch computes start + i * step in double, then casts
-    values = float(start) + np.arange(count, dtype=np.float64) * float(step)
-    return leaf(values.astype(dt), requires_grad, "arange")
+
+
+def _int_range(start, end, step, dt: np.dtype) -> np.ndarray:
+    # integer outputs compute in int64, so a float step of 0.5 truncates to 0
+    first, last, stride = int(start), int(end), int(step)
+    if stride == 0 and step != 0:
+        raise ValueError("step must be nonzero")
+    _check_range(first, last, stride)
+    if dt == np.int64:
+        sign = (stride > 0) - (stride < 0)
+        count = _c_division(last - first + stride - sign, stride)
+    else:  # the other integer types size the range from the numbers as given
+        count = math.ceil((float(end) - float(start)) / float(step))
+    return (first + stride * np.arange(count, dtype=np.int64)).astype(dt)
+
+
+def _c_division(a: int, b: int) -> int:
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b > 0) else -quotient
+
+
+# PyTorch's kernel writes two vectors at a time (AVX2: 8 floats, 4 doubles, 16 halves), each as
+# `base + i * step` from a base rounded to the output type, and the rest one by one; ranges longer
+# than the grain size are split between threads first, each chunk starting its vectors afresh.
+# Compiled with FMA, every `a * b + c` there is one fused rounding.
+_VECTOR_LANES = {np.dtype(np.float16): 16, np.dtype(np.float32): 8, np.dtype(np.float64): 4}
+_THREADS = 2  # torch.get_num_threads() on the 2-core machine the goldens are recorded on
+_GRAIN_SIZE = 32768
+
+
+def _float_range(start, end, step, dt: np.dtype) -> np.ndarray:
+    # the sums run in double, except for float16, whose accumulate type is float
+    acc = np.float32 if dt == np.float16 else np.float64
+    first, stride = acc(start), acc(step)
+    _check_range(first, acc(end), stride)
+    count = math.ceil((float(end) - float(start)) / float(step))
+    fused = acc is np.float64 and rng.default_generator.capability == "avx2"
+
+    def mul_add(a, b, c):
+        return rng.fma64(a, b, c) if fused else a * b + c
+
+    out = np.empty(count, dt)
+    threads = max(1, min(_THREADS, -(-count // _GRAIN_SIZE)))
+    chunk = max(1, -(-count // threads))
+    lanes = _VECTOR_LANES[dt]
+    with np.errstate(over="ignore"):  # float16 ranges past 65504 become inf, as in PyTorch
+        for begin in range(0, count, chunk):
+            stop = min(begin + chunk, count)
+            vectorized = begin + (stop - begin) // (2 * lanes) * (2 * lanes)
+            index = np.arange(begin, vectorized)
+            lane = (index - begin) % lanes
+            base = mul_add(stride, (index - lane).astype(acc), first).astype(dt).astype(acc)
+            out[begin:vectorized] = mul_add(lane.astype(acc), stride, base).astype(dt)
+            tail = np.arange(vectorized, stop).astype(acc)
+            out[vectorized:stop] = mul_add(stride, tail, first).astype(dt)
+    return out
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None) -> Tensor:
+    devices.check(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dtype(dtype)
@@ -169,7 +305,36 @@ def _linspace_like_torch(start: float, end: float, steps: int, dt: np.dtype) -> 
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None) -> Tensor:
+    devices.check(device)
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     return leaf(np.eye(n, m, dtype=_dtype(dtype)), requires_grad, "eye")
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, device=None) -> Tensor:
+    """base ** linspace(start, end), each power taken in double as PyTorch's CPU kernel does."""
+    devices.check(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _dtype(dtype)
+    steps = int(steps)
+    if dt.kind == "f":
+        # the ends are held in the output type, the step and the powers in double
+        start, end = float(dt.type(start)), float(dt.type(end))
+    else:
+        start, end = int(start), int(end)
+    base = float(base)
+    if steps == 1:
+        values = [math.pow(base, start)]
+    else:
+        step = float(end - start) / (steps - 1)
+        halfway = steps // 2
+        values = [
+            math.pow(base, start + step * i if i < halfway else end - step * (steps - i - 1))
+            for i in range(steps)
+        ]
+    return leaf(np.array(values, np.float64).astype(dt), requires_grad, "logspace")
 
 
 # ***** random numbers, from the same generator PyTorch uses on the CPU *****
@@ -187,9 +352,26 @@ def initial_seed() -> int:
     return rng.default_generator.initial_seed()
 
 
+def get_rng_state() -> Tensor:
+    """The default generator's state as PyTorch lays it out: 5056 bytes in a uint8 tensor."""
+    return leaf(rng.default_generator.state_bytes(), False, "get_rng_state")
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    rng.default_generator.load_state_bytes(new_state._array)
+
+
+def _generator(generator) -> rng.Generator:
+    if generator is None:
+        return rng.default_generator
+    if not isinstance(generator, rng.Generator):
+        raise TypeError(f"expected a torch.Generator, but got {type(generator).__name__}")
+    return generator
+
+
 def _random_dtype(dtype) -> np.dtype:
     dt = _dtype(dtype)
-    if dt.kind != "f":
+    if dt.kind != "f" or dt == np.float16:
         raise UnsupportedByGradtrace(
             f"random floats of dtype {dt} are not supported by gradtrace's engine"
         )
@@ -197,40 +379,122 @@ def _random_dtype(dtype) -> np.dtype:
 
 
 def rand(*size, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
-    gen = generator or rng.default_generator
+    devices.check(device)
     dt = _random_dtype(dtype)
-    return leaf(gen.rand(parse_shape(size), dt.name), requires_grad, "rand")
+    return leaf(_generator(generator).rand(_shape(size), dt.name), requires_grad, "rand")
 
 
 def randn(*size, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
-    gen = generator or rng.default_generator
+    devices.check(device)
     dt = _random_dtype(dtype)
-    return leaf(gen.randn(parse_shape(size), dt.name), requires_grad, "randn")
+    return leaf(_generator(generator).randn(_shape(size), dt.name), requires_grad, "randn")
 
 
-def rand_like(t: Tensor, dtype=None, requires_grad=False) -> Tensor:
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def rand_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
-def randn_like(t: Tensor, dtype=None, requires_grad=False) -> Tensor:
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def randn_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
 def randint(
     low, high=None, size=None, dtype=None, requires_grad=False, generator=None, device=None
 ) -> Tensor:
+    devices.check(device)
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     if high is None:
         low, high = 0, low
-    gen = generator or rng.default_generator
-    values = gen.randint(int(low), int(high), parse_shape((size,)))
+    values = _generator(generator).randint(int(low), int(high), _shape((size,)))
     return leaf(values.astype(_dtype(dtype, dtypes.int64)), requires_grad, "randint")
 
 
+def randint_like(
+    t: Tensor, low=0, high=None, dtype=None, requires_grad=False, device=None
+) -> Tensor:
+    """randint_like(t, high) or randint_like(t, low, high): t's shape and, unless told, dtype."""
+    shape, dt = _like(t, dtype, device)
+    if high is None:
+        low, high = 0, low
+    values = rng.default_generator.randint(int(low), int(high), shape)
+    return leaf(values.astype(dt), requires_grad, "randint_like")
+
+
 def randperm(n, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
-    gen = generator or rng.default_generator
-    return leaf(gen.randperm(int(n)).astype(_dtype(dtype, dtypes.int64)), requires_grad, "randperm")
+    devices.check(device)
+    values = _generator(generator).randperm(int(n)).astype(_dtype(dtype, dtypes.int64))
+    return leaf(values, requires_grad, "randperm")
+
+
+_NORMAL_SIGNATURES = (
+    " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+    "device = None, bool pin_memory = False, bool requires_grad = False)\n"
+)
+
+
+def normal(
+    mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, device=None
+) -> Tensor:
+    """torch.normal in its four forms: tensor or number mean, tensor or number std.
+
+    With tensors PyTorch draws standard normals of the broadcast shape first and then scales
+    them in place (`* std`, then `+ mean`), one rounding each; with two numbers it draws
+    normal(mean, std) of `size` directly.
+    """
+    devices.check(device)
+    gen = _generator(generator)
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not (mean_is_tensor or std_is_tensor):
+        if size is None:
+            got = f"{type(mean).__name__}, {type(std).__name__}"
+            raise TypeError(
+                f"normal() received an invalid combination of arguments - got ({got}), but "
+                f"expected one of:\n{_NORMAL_SIGNATURES}"
+            )
+        dt = _random_dtype(dtype)
+        values = gen.normal(_shape((size,)), float(mean), float(std), dt.name)
+        return leaf(values, requires_grad, "normal")
+    for operand in (mean, std):
+        if isinstance(operand, Tensor) and operand._requires_grad:
+            raise UnsupportedByGradtrace(
+                "torch.normal with a mean or std that requires grad is not supported by "
+                "gradtrace's engine (PyTorch records NormalBackward); draw torch.randn and "
+                "scale it instead"
+            )
+    first = mean if mean_is_tensor else std
+    dt = first._array.dtype
+    shape = first._array.shape
+    if mean_is_tensor and std_is_tensor:
+        shape = broadcast_shapes(mean._array.shape, std._array.shape)
+    if std_is_tensor and (std._array < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if mean_is_tensor and not std_is_tensor:
+        values = gen.normal(shape, 0.0, float(std), dt.name)
+        values = values + mean._array.astype(dt)
+    else:
+        values = gen.normal(shape, 0.0, 1.0, dt.name) * std._array.astype(dt)
+        values = values + (mean._array.astype(dt) if mean_is_tensor else dt.type(mean))
+    return leaf(np.asarray(values, dt), False, "normal")
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:  # noqa: A002 - torch's name
+    """torch.bernoulli(probs): 1. with each element's probability, in probs' dtype."""
+    if p is not None:
+        raise UnsupportedByGradtrace(
+            "torch.bernoulli(input, p) with a number p is not supported by gradtrace's engine "
+            "(PyTorch's CPU draws it through MKL); pass the probabilities as a tensor"
+        )
+    if input._array.dtype.kind != "f" or input._array.dtype == np.float16:
+        raise UnsupportedByGradtrace(
+            f"torch.bernoulli of dtype {input.dtype} is not supported by gradtrace's engine"
+        )
+    drawn = _generator(generator).bernoulli(input._array)
+    return leaf(drawn.astype(input._array.dtype), False, "bernoulli")
 
 
 # ***** joining and choosing *****

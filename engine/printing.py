@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from engine import dtypes
+
 # PyTorch's default print options.
 PRECISION = 4
 THRESHOLD = 1000
@@ -48,9 +50,14 @@ NUMPY_DTYPES: dict[str, type[np.generic]] = {
     "bool": np.bool_,
 }
 
-# Dtypes PyTorch treats as default and so leaves out of the repr (float32 is the default
-# float dtype; int64 and bool are what plain Python ints and bools become).
-DEFAULT_DTYPES = {"float32", "int64", "bool"}
+# Dtypes PyTorch treats as default and so leaves out of the repr: the default float dtype
+# (float32 unless torch.set_default_dtype changed it), and int64 and bool, what plain Python ints
+# and bools become.
+DEFAULT_DTYPES = {"int64", "bool"}
+
+
+def _shows_dtype(dtype: str) -> bool:
+    return dtype not in DEFAULT_DTYPES and dtype != dtypes.default_float().name
 
 
 class _Formatter:
@@ -189,10 +196,10 @@ def tensor_repr(
         body = "[]"
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
-        if dtype != "float32":
+        if dtype != dtypes.default_float().name:
             suffixes.append(f"dtype=torch.{dtype}")
     else:
-        if dtype not in DEFAULT_DTYPES:
+        if _shows_dtype(dtype):
             suffixes.append(f"dtype=torch.{dtype}")
         if values.dtype == np.float16:
             # PyTorch prints half tensors through float32.

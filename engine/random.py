@@ -52,6 +52,7 @@ import ctypes.util
 import math
 import os
 import platform
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,6 +66,7 @@ _TWO_PI = 2.0 * math.pi  # folded to one double by the compiler, as in PyTorch's
 # randperm switches algorithm at uint32 max / 20 (integer division).
 _RANDPERM_SMALL_LIMIT = 0xFFFFFFFF // 20
 _RANDINT_64BIT_RANGE = 1 << 28  # from here on randint takes 64-bit draws
+_STATE_BYTES = 5056  # sizeof(CPUGeneratorImplState)
 
 Shape = int | Sequence[int]
 
@@ -169,6 +171,9 @@ def _fma64(a: Any, b: Any, c: Any) -> np.ndarray:
         out = th + _round_to_odd(*_two_sum(tl, pl))
         # Infinities and NaNs make the error terms NaN; a plain a * b + c is right for them.
         return np.where(np.isfinite(out), out, a * b + c)
+
+
+fma64 = _fma64  # for the engine's other kernels that PyTorch compiles with FMA (arange)
 
 
 def _load_libm_float() -> tuple[Callable[[float], float], ...] | None:
@@ -320,6 +325,7 @@ class Generator:
         self._bits = np.random.MT19937(0)
         self._seed = 0
         self._next_normal: float | None = None  # Box-Muller's spare sample
+        self._fresh = True
         self.manual_seed(seed)
 
     # --- seeding and state --------------------------------------------------------------------
@@ -335,26 +341,79 @@ class Generator:
             "state": {"key": _mt_key(self._seed), "pos": _MT_STATE_WORDS},
         }
         self._next_normal = None
+        self._fresh = True  # seeded and not drawn from: PyTorch's state says so (state_bytes)
         return self
 
     def initial_seed(self) -> int:
         return self._seed
 
     def get_state(self) -> dict[str, Any]:
-        """A snapshot to hand back to set_state (not PyTorch's byte layout)."""
-        return {"seed": self._seed, "mt19937": self._bits.state, "next_normal": self._next_normal}
+        """A snapshot to hand back to set_state (state_bytes() is PyTorch's byte layout)."""
+        return {
+            "seed": self._seed,
+            "mt19937": self._bits.state,
+            "next_normal": self._next_normal,
+            "fresh": self._fresh,
+        }
 
     def set_state(self, state: dict[str, Any]) -> Generator:
         self._seed = state["seed"]
         self._bits.state = state["mt19937"]
         self._next_normal = state["next_normal"]
+        self._fresh = state["fresh"]
+        return self
+
+    def state_bytes(self) -> np.ndarray:
+        """torch.get_rng_state()'s 5056 bytes: PyTorch's CPUGeneratorImplState, field for field.
+
+        mt19937 counts `left` (draws before the next twist) and `next` (the word to read) where
+        numpy keeps one position; a freshly seeded twister (not yet twisted) has left 1, next 0.
+        """
+        numpy_state = self._bits.state["state"]
+        pos = int(numpy_state["pos"])
+        left, position = (1, 0) if self._fresh else (_MT_STATE_WORDS + 1 - pos, pos)
+        spare = self._next_normal
+        fields = (
+            ("<Q", self._seed),
+            ("<i", left),
+            ("<i", 1),  # seeded
+            ("<Q", position),
+            (f"<{_MT_STATE_WORDS}Q", *numpy_state["key"].tolist()),
+            ("<d", 0.0),  # normal_x: unused since PyTorch 1.x
+            ("<d", spare or 0.0),
+            ("<d", 0.0),  # normal_rho: unused
+            ("<i4x", spare is not None),
+            ("<f?3x", 0.0, False),  # float normal spare: never used by the CPU kernels here
+        )
+        data = b"".join(struct.pack(fmt, *values) for fmt, *values in fields)
+        return np.frombuffer(data, np.uint8).copy()
+
+    def load_state_bytes(self, data: np.ndarray) -> Generator:
+        """torch.set_rng_state(state): the inverse of state_bytes()."""
+        raw = np.ascontiguousarray(data, np.uint8).tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(
+                "Expected either a THGeneratorState of size 5048 or a CPUGeneratorImplState of "
+                f"size 5056 but found the input RNG state size to be {len(raw)}"
+            )
+        seed, left, _, position = struct.unpack_from("<QiiQ", raw, 0)
+        key = np.frombuffer(raw, "<u8", _MT_STATE_WORDS, 24).astype(np.uint32)
+        _, spare, _, spare_valid = struct.unpack_from("<dddi", raw, 24 + 8 * _MT_STATE_WORDS)
+        self._seed = seed
+        self._fresh = position == 0 and left == 1
+        pos = _MT_STATE_WORDS if self._fresh else position
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self._next_normal = spare if spare_valid else None
         return self
 
     # --- raw draws ----------------------------------------------------------------------------
 
     def _draw32(self, n: int) -> np.ndarray:
         """n 32-bit draws (held in uint64)."""
-        return self._bits.random_raw(n) if n else np.zeros(0, np.uint64)
+        if not n:
+            return np.zeros(0, np.uint64)
+        self._fresh = False
+        return self._bits.random_raw(n)
 
     def _draw64(self, n: int) -> np.ndarray:
         """n 64-bit draws, each the high then the low half."""
@@ -479,6 +538,29 @@ class Generator:
         halves = [first.reshape(-1, 8), second.reshape(-1, 8)]
         return np.concatenate(halves, axis=1).astype(dt).ravel()
 
+    # --- bernoulli ----------------------------------------------------------------------------
+
+    def bernoulli(self, p: np.ndarray) -> np.ndarray:
+        """torch.bernoulli(p): 1 where a fresh uniform falls below p, element by element.
+
+        Float probabilities are compared with a 24-bit float uniform, double ones with a 53-bit
+        double uniform (PyTorch's bernoulli_distribution<float> and <double>).
+        """
+        p = np.asarray(p)
+        dt = np.dtype(np.float64) if p.dtype == np.float64 else np.dtype(np.float32)
+        if p.size and not ((p >= 0) & (p <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        return self._unit(p.size, dt).reshape(p.shape) < p.astype(dt)
+
+    def bernoulli_scalar(self, shape: Shape, p: float) -> np.ndarray:
+        """Tensor.bernoulli_(p) with one probability, as dropout draws its mask.
+
+        PyTorch's CPU kernel (the scalar one, whatever the tensor's dtype) compares a 53-bit
+        double uniform per element with p, in order. A bool array: cast it to the tensor's dtype.
+        """
+        dims, n = _numel(shape)
+        return (self._unit(n, np.dtype(np.float64)) < p).reshape(dims)
+
     # --- integers -----------------------------------------------------------------------------
 
     def randint(self, low: int, high: int, shape: Shape) -> np.ndarray:
@@ -522,7 +604,27 @@ class Generator:
 # The process-wide generator and torch-style module functions.
 # ---------------------------------------------------------------------------------------------
 
-default_generator = Generator(DEFAULT_SEED)
+
+class TorchGenerator(Generator):
+    """`torch.Generator(device="cpu")`: a fresh generator holding PyTorch's default seed."""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        from engine.devices import check  # device knows nothing of random numbers: no cycle
+
+        check(device)
+        super().__init__(DEFAULT_SEED)
+
+    @property
+    def device(self):
+        from engine.devices import CPU
+
+        return CPU
+
+
+# the name PyTorch's class prints with: <torch._C.Generator object at 0x...>
+TorchGenerator.__module__, TorchGenerator.__qualname__ = "torch._C", "Generator"
+
+default_generator = TorchGenerator()
 
 
 def manual_seed(seed: int) -> Generator:

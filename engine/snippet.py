@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable
 from types import CodeType, ModuleType
 
-from engine import grad_mode
+from engine import dtypes, grad_mode
 from engine import random as rng
 
 SNIPPET_FILENAME = "<snippet>"
@@ -75,8 +75,10 @@ def snippet_globals(
 
 
 def reset_engine_state() -> None:
-    """Start every run alike: grad mode on, the default generator seeded with SEED."""
+    """Start every run alike: grad mode on, float32 the default dtype, the default generator
+    seeded with SEED."""
     grad_mode.state.enabled = True
+    dtypes.set_default_float(dtypes.float32)
     rng.default_generator.manual_seed(SEED)
 
 

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from engine import dtypes, tracing
+from engine import devices, dtypes, tracing
 from engine.graph import Version
 from engine.printing import tensor_repr
 from engine.shape import Size, wrap_dim
@@ -39,8 +39,14 @@ class Tensor:
         "__weakref__",
     )
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise TypeError("create tensors with torch.tensor(...), torch.zeros(...) and friends")
+    def __new__(cls, *args, **kwargs) -> Tensor:
+        """`torch.Tensor([1, 2])`, `torch.Tensor(2, 3)`: PyTorch's legacy constructor.
+
+        The engine itself makes tensors with `_wrap`; this is for snippets (engine/legacy.py).
+        """
+        from engine import legacy  # legacy builds on creation, which imports this module
+
+        return legacy.new(dtypes.default_float(), *args, **kwargs)
 
     @classmethod
     def _wrap(cls, array, requires_grad: bool = False) -> Tensor:
@@ -86,8 +92,8 @@ class Tensor:
         return self._array.dtype.kind == "f"
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> devices.device:
+        return devices.CPU
 
     @property
     def is_leaf(self) -> bool:

@@ -3,7 +3,7 @@
 arithmetic (+ - * / ** @), comparison (== < & ~), pointwise (exp, relu, clamp, softmax),
 reductions (sum, mean, max, argmax), views (view, reshape, permute, expand), indexing (t[k]),
 inplace (add_, zero_, copy_), conversion (to, float, long), linalg (matmul, mm, mv, dot) and
-autograd (backward).
+autograd (backward), sampling (uniform_, normal_, bernoulli_).
 """
 
 from engine.ops import (  # noqa: F401 - imported for the methods they attach
@@ -16,5 +16,6 @@ from engine.ops import (  # noqa: F401 - imported for the methods they attach
     linalg,
     pointwise,
     reductions,
+    sampling,
     views,
 )
