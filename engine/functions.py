@@ -964,6 +964,8 @@ class ProdBackward1(Node):
         a, _ = self.saved_values()
         if a.ndim == 0:
             return (grad,)
+        if a.size == 0:
+            return (np.zeros(a.shape, grad.dtype),)
         return (_keep(grad, self.dim, self.keepdim) * _products_of_the_others(a, self.dim),)
 
 

@@ -404,3 +404,70 @@ y.relu_()
 y.sum().backward()
 """,
 )
+
+# ***** edges *****
+
+S(
+    "elem-zero-dim-and-empty",
+    """
+import torch
+x = torch.tensor(0.5, requires_grad=True)
+e = torch.zeros(0, requires_grad=True)
+ys = [x.tan(), x.erf(), x.round(), x.atan2(torch.tensor(2.0)), x.lerp(torch.tensor(1.0), 0.5)]
+zs = [e.erf(), e.log1p(), e.addcmul(e, e), e.fmax(e)]
+for y in ys + zs:
+    print(y)
+sum(ys).backward()
+for z in zs:
+    z.backward(torch.zeros_like(z))
+print(x.grad, e.grad)
+""",
+)
+S(
+    "elem-inplace-on-view-of-leaf",
+    """
+import torch
+x = torch.tensor([1.0, -2.0], requires_grad=True)
+x[0].relu_()
+""",
+)
+S(
+    "elem-inplace-no-grad",
+    """
+import torch
+x = torch.tensor([0.5, -2.0])
+x.exp_()
+x.round_(decimals=1)
+x.addcmul_(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]), value=0.5)
+x.lerp_(torch.tensor([0.0, 0.0]), torch.tensor([0.5, 1.0]))
+print(x, x._version)
+""",
+)
+S(
+    "elem-inplace-broadcast-error",
+    """
+import torch
+x = torch.tensor([1.0, 2.0])
+x.addcmul_(torch.ones(2, 2), torch.ones(2))
+""",
+)
+S(
+    "elem-lerp-weight-extremes",
+    """
+import torch
+a = torch.tensor([1.0, -3.0, 0.1])
+b = torch.tensor([2.0, 7.0, 0.3])
+print(a.lerp(b, 0.0), a.lerp(b, 1.0), a.lerp(b, 0.5), a.lerp(b, 1.7), a.lerp(b, -0.4))
+print(torch.lerp(a, b, torch.tensor([0.49, 0.51, 0.9])))
+""",
+)
+S(
+    "elem-sgn-sign-at-zero-grad",
+    """
+import torch
+x = torch.tensor([0.0, -0.0, 1.0], requires_grad=True)
+y = x.sgn() + x.sign() + x.round() + x.floor()
+y.sum().backward()
+print(y, x.grad)
+""",
+)

@@ -422,3 +422,100 @@ print(m, v, i, a)
 print(x.grad)
 """,
 )
+
+# ***** edges: 0-dim and empty tensors, dims given as lists, negative dims *****
+
+S(
+    "red-zero-dim-inputs",
+    """
+import torch
+x = torch.tensor(2.5, requires_grad=True)
+ys = [x.prod(), x.prod(0), x.cumsum(0), x.cumprod(-1), x.logsumexp(0), x.amax(), x.amin(0),
+      x.norm(), x.sort().values, x.topk(1).values, x.std(correction=0), x.var(0, correction=0)]
+for y in ys:
+    print(y)
+sum(y for y in ys).backward()
+print(x.grad)
+print(x.sort().indices, x.topk(0))
+""",
+)
+S(
+    "red-empty-inputs",
+    """
+import torch
+e = torch.zeros(0, 3, requires_grad=True)
+ys = [e.prod(), e.prod(0), e.cumsum(0), e.cumprod(1), e.norm(), e.sum(0), e.logsumexp(0)]
+for y in ys:
+    print(y)
+for y in ys:
+    y.backward(torch.ones_like(y))
+print(e.grad)
+print(e.var(0), e.std(), e.amax(1), e.sort(0))
+""",
+)
+S(
+    "red-amax-empty-error",
+    """
+import torch
+torch.zeros(0, 3).amax(0)
+""",
+)
+S(
+    "red-negative-and-list-dims",
+    """
+import torch
+x = torch.tensor([[[1.0, 2.0], [3.0, -4.0]], [[0.5, 6.0], [-7.0, 8.0]]], requires_grad=True)
+a = x.var([0, -1])
+b = x.norm(dim=[-1, 0], keepdim=True)
+c = x.logsumexp([-2])
+d = x.amax([2, 0])
+e = x.prod(-2)
+f = x.cumsum(-1)
+g = x.std(-3, keepdim=True)
+print(a, b, c, d, e, f, g)
+(a.sum() + b.sum() + c.sum() + d.sum() + e.sum() + f.sum() + g.sum()).backward()
+print(x.grad)
+""",
+)
+S(
+    "red-dim-out-of-range",
+    """
+import torch
+torch.tensor([1.0, 2.0]).prod(1)
+""",
+)
+S(
+    "red-sort-topk-no-grad",
+    """
+import torch
+x = torch.tensor([[4, 1, 3], [2, 9, 0]])
+print(x.sort(1), x.topk(2, 0), torch.sort(x, descending=True).indices)
+with torch.no_grad():
+    y = torch.tensor([3.0, 1.0], requires_grad=True).sort()
+print(y.values.requires_grad, y.values.grad_fn)
+""",
+)
+S(
+    "red-linalg-missing-name",
+    """
+import torch
+torch.linalg.no_such_function
+""",
+)
+S(
+    "red-norm-string-errors",
+    """
+import torch
+torch.tensor([[1.0, 2.0]]).norm("abc")
+""",
+)
+S(
+    "red-cumsum-then-inplace",
+    """
+import torch
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x.cumprod(0)
+y.add_(1)
+y.sum().backward()
+""",
+)
