@@ -483,17 +483,17 @@ def normal(
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:  # noqa: A002 - torch's name
-    """torch.bernoulli(probs): 1. with each element's probability, in probs' dtype."""
-    if p is not None:
-        raise UnsupportedByGradtrace(
-            "torch.bernoulli(input, p) with a number p is not supported by gradtrace's engine "
-            "(PyTorch's CPU draws it through MKL); pass the probabilities as a tensor"
-        )
+    """torch.bernoulli(probs): 1. with each element's probability, in probs' dtype; with a
+    number p, every element has probability p (and only input's shape and dtype count)."""
     if input._array.dtype.kind != "f" or input._array.dtype == np.float16:
         raise UnsupportedByGradtrace(
             f"torch.bernoulli of dtype {input.dtype} is not supported by gradtrace's engine"
         )
-    drawn = _generator(generator).bernoulli(input._array)
+    gen = _generator(generator)
+    if p is None:
+        drawn = gen.bernoulli(input._array)
+    else:
+        drawn = gen.bernoulli_scalar(input._array.shape, float(p))
     return leaf(drawn.astype(input._array.dtype), False, "bernoulli")
 
 

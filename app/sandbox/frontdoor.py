@@ -19,7 +19,7 @@ from engine.snippet import Importer
 # What tutorials import besides torch. Submodules of these are allowed when already loaded.
 ALLOWED = (
     "math", "random", "itertools", "functools", "operator", "collections", "dataclasses",
-    "typing", "statistics", "warnings", "time", "numpy",
+    "typing", "contextlib", "re", "statistics", "warnings", "time", "numpy",
 )  # fmt: skip
 ALLOWED_SUBMODULES = ("collections.abc",)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 import engine
 from engine.nn import functional
-from engine.snippet import Importer
+from engine.snippet import Importer, reset_engine_state
 
 SNIPPETS = (
     """
@@ -169,6 +169,7 @@ def _sweep_engine() -> None:
             getattr(engine, missing)
     with contextlib.suppress(Exception):
         engine.tensor([1.0]).no_such_method  # noqa: B018
+    reset_engine_state()  # the sweep called set_default_dtype(float64), set_grad_enabled, ...
     _sweep_modules()
 
 

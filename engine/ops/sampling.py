@@ -29,13 +29,13 @@ class Sampling:
         return _fill(self, drawn, "normal_")
 
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
-        if not isinstance(p, Tensor):
-            raise UnsupportedByGradtrace(
-                "Tensor.bernoulli_(p) with a number p is not supported by gradtrace's engine "
-                "(PyTorch's CPU draws it through MKL); pass the probabilities as a tensor"
-            )
-        probs = np.broadcast_to(p._array, self._array.shape)
-        drawn = creation._generator(generator).bernoulli(probs)
+        gen = creation._generator(generator)
+        if isinstance(p, Tensor):
+            drawn = gen.bernoulli(np.broadcast_to(p._array, self._array.shape))
+        else:
+            if not 0 <= p <= 1:
+                raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+            drawn = gen.bernoulli_scalar(self._array.shape, p)
         return _fill(self, drawn.astype(self._array.dtype), "bernoulli_")
 
     def bernoulli(self, p=None, *, generator=None) -> Tensor:

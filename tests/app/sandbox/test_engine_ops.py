@@ -79,7 +79,8 @@ def test_the_allowlist_says_what_can_be_imported(sandbox, layers):
     assert trace["outcome"]["type"] == "ImportError"
     assert trace["outcome"]["message"] == (
         "gradtrace snippets can import torch, math, random, itertools, functools, operator, "
-        "collections, dataclasses, typing, statistics, warnings, time, numpy (not 'os')"
+        "collections, dataclasses, typing, contextlib, re, statistics, warnings, time, numpy "
+        "(not 'os')"
     )
     assert trace["outcome"]["span"] == [2, 0, 2, 9]
 
