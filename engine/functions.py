@@ -851,29 +851,43 @@ class MseLossBackward0(Node):
 
 
 class NllLossBackward0(Node):
-    """-log_probs[target], averaged; cross_entropy is log_softmax followed by this."""
+    """-weight[target] * log_probs[target]; cross_entropy is log_softmax followed by this.
 
-    formula = "grad_self = -grad / n at each target class, 0 elsewhere"
+    A target equal to ignore_index adds nothing and gets no gradient; 'mean' divides by the
+    total weight of the targets that count (their number, without weight=).
+    """
 
-    def forward(self, log_probs, target, reduction):
-        self.reduction, self.target = reduction, target
+    formula = "grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere"
+
+    def forward(self, log_probs, target, reduction, weight=None, ignore_index=-100):
+        self.reduction, self.shape = reduction, log_probs.shape
         self.save(0)  # PyTorch keeps the input, the targets and the total weight
-        self.shape = log_probs.shape
         batched = log_probs if log_probs.ndim == 2 else log_probs[None]
         targets = np.atleast_1d(target)
-        picked = -batched[np.arange(len(targets)), targets]
-        if reduction == "mean":
-            return picked.mean(dtype=picked.dtype)
+        counted = targets != ignore_index
+        self.rows, self.classes = np.arange(len(targets))[counted], targets[counted]
+        per_class = np.ones(self.shape[-1], log_probs.dtype) if weight is None else weight
+        self.weights = per_class[self.classes]
+        self.total_weight = self.weights.sum(dtype=log_probs.dtype)
+        picked = -batched[self.rows, self.classes] * self.weights
+        if reduction == "none":
+            losses = np.zeros(len(targets), log_probs.dtype)  # ignored targets lose +0
+            losses[self.rows] = picked
+            return losses if log_probs.ndim == 2 else losses[0]
+        total = picked.sum(dtype=log_probs.dtype)
         if reduction == "sum":
-            return picked.sum()
-        return picked if log_probs.ndim == 2 else picked[0]
+            return total
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return total / self.total_weight  # nan when every target is ignored, as in PyTorch
 
     def backward(self, grad):
         self.saved_values()  # fails as PyTorch does once the graph is freed
-        targets = np.atleast_1d(self.target)
-        out = np.zeros((len(targets), self.shape[-1]), grad.dtype)
-        scale = grad / len(targets) if self.reduction == "mean" else grad
-        out[np.arange(len(targets)), targets] = -np.broadcast_to(scale, (len(targets),))
+        out = np.zeros((int(np.prod(self.shape[:-1])), self.shape[-1]), grad.dtype)
+        if self.reduction == "none":
+            grad = np.atleast_1d(grad)[self.rows]
+        elif self.reduction == "mean":
+            grad = grad / self.total_weight
+        out[self.rows, self.classes] = -grad * self.weights
         return (out.reshape(self.shape),)
 
 
@@ -1579,6 +1593,371 @@ class AddcdivBackward0(Node):
 
 
 # ***** losses and nn.functional (more) *****
+
+# The elementwise losses reduce as PyTorch's apply_loss_reduction does: 'none' keeps one loss
+# per element, 'sum' adds them, 'mean' divides the sum by their count; their backward first
+# spreads the incoming gradient back over the elements (divided by n for 'mean').
+
+
+def reduce_loss(loss, reduction):
+    if reduction == "mean":
+        return loss.mean(dtype=loss.dtype)
+    return loss.sum(dtype=loss.dtype) if reduction == "sum" else loss
+
+
+def spread_loss_grad(grad, reduction, shape):
+    if reduction == "none":
+        return grad
+    if reduction == "mean":
+        grad = grad / math.prod(shape)  # a Python int keeps grad's dtype
+    return np.broadcast_to(grad, shape)
+
+
+class BinaryCrossEntropyBackward0(Node):
+    formula = (
+        "grad_self = grad * weight * (self - target) / max(self * (1 - self), 1e-12) / n; "
+        "grad_target = grad * weight * (log(1 - self) - log(self)) / n"
+    )
+
+    def forward(self, a, target, weight, reduction):
+        self.weight, self.reduction = weight, reduction
+        self.save(0, 1)
+        with np.errstate(divide="ignore"):
+            # each log is clamped at -100, so a probability of exactly 0 or 1 costs 100, not inf
+            log_p = np.maximum(np.log(a), -100)
+            log_not_p = np.maximum(np.log1p(-a), -100)
+        loss = (target - 1) * log_not_p - target * log_p
+        return reduce_loss(loss if weight is None else loss * weight, reduction)
+
+    def backward(self, grad):
+        a, target = self.saved_values()
+        grad = spread_loss_grad(grad, self.reduction, a.shape)
+        if self.weight is not None:
+            grad = grad * self.weight
+        grad_a = grad_target = None
+        if self.needs_input_grad[0]:
+            grad_a = grad * (a - target) / np.maximum((1 - a) * a, a.dtype.type(1e-12))
+        if self.needs_input_grad[1]:
+            with np.errstate(divide="ignore"):
+                grad_target = grad * (np.log1p(-a) - np.log(a))
+        return grad_a, grad_target
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """BCE on logits: log σ(x) is computed stably, never as log(sigmoid(x))."""
+
+    formula = (
+        "grad_self = grad * weight * ((pos_weight·target + 1 - target)·σ(self) - "
+        "pos_weight·target) / n; grad_target = grad * weight * (log σ(-self) - "
+        "pos_weight·log σ(self)) / n"
+    )
+
+    def forward(self, a, target, weight, pos_weight, reduction):
+        self.weight, self.pos_weight, self.reduction = weight, pos_weight, reduction
+        self.save(0, 1)
+        log_sigmoid = log_sigmoid_of(a)
+        if pos_weight is not None:
+            log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
+        loss = (1 - target) * a - log_sigmoid
+        return reduce_loss(loss if weight is None else loss * weight, reduction)
+
+    def backward(self, grad):
+        a, target = self.saved_values()
+        grad = spread_loss_grad(grad, self.reduction, np.broadcast_shapes(a.shape, target.shape))
+        if self.weight is not None:
+            grad = grad * self.weight
+        grad_a = grad_target = None
+        if self.needs_input_grad[0]:
+            sigmoid = 1 / (1 + np.exp(-a))
+            if self.pos_weight is None:
+                grad_a = grad * (sigmoid - target)
+            else:
+                scaled = self.pos_weight * target
+                grad_a = grad * ((scaled + 1 - target) * sigmoid - scaled)
+        if self.needs_input_grad[1]:
+            if self.pos_weight is None:
+                grad_target = grad * -a
+            else:
+                grad_target = grad * (log_sigmoid_of(-a) - log_sigmoid_of(a) * self.pos_weight)
+        return grad_a, grad_target
+
+
+def log_sigmoid_of(a):
+    # min(x, 0) - log(1 + e^-|x|): no overflow for large |x| of either sign
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
+class SmoothL1LossBackward0(Node):
+    formula = (
+        "grad_self = grad * (self - target) / beta inside ±beta, else grad * sign(self - target)"
+        " (/ n for 'mean'); grad_target = -grad_self"
+    )
+
+    def forward(self, a, target, beta, reduction):
+        self.beta, self.reduction = beta, reduction
+        self.save(0, 1)
+        diff = np.abs(a - target)
+        loss = np.where(diff < beta, 0.5 * diff * diff / beta, diff - 0.5 * beta)
+        return reduce_loss(loss.astype(diff.dtype, copy=False), reduction)
+
+    def backward(self, grad):
+        a, target = self.saved_values()
+        diff = a - target
+        slope = np.where(np.abs(diff) < self.beta, diff / self.beta, np.sign(diff))
+        grad = spread_loss_grad(grad, self.reduction, diff.shape) * slope.astype(diff.dtype)
+        return grad, -grad
+
+
+class HuberLossBackward0(Node):
+    formula = (
+        "grad_self = grad * (self - target) inside ±delta, else grad * delta * "
+        "sign(self - target) (/ n for 'mean'); grad_target = -grad_self"
+    )
+
+    def forward(self, a, target, delta, reduction):
+        self.delta, self.reduction = delta, reduction
+        self.save(0, 1)
+        diff = np.abs(a - target)
+        loss = np.where(diff < delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+        return reduce_loss(loss.astype(diff.dtype, copy=False), reduction)
+
+    def backward(self, grad):
+        a, target = self.saved_values()
+        diff = a - target
+        slope = np.clip(diff, -self.delta, self.delta)
+        grad = spread_loss_grad(grad, self.reduction, diff.shape) * slope.astype(diff.dtype)
+        return grad, -grad
+
+
+# ***** activations *****
+
+
+class LeakyReluBackward0(Node):
+    formula = "grad_self = grad where self > 0, else grad * negative_slope"
+
+    def forward(self, a, negative_slope):
+        self.negative_slope = negative_slope
+        self.save(0)
+        return np.where(a > 0, a, a * a.dtype.type(negative_slope))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        return (np.where(a > 0, grad, grad * grad.dtype.type(self.negative_slope)),)
+
+
+class LeakyReluBackward1(LeakyReluBackward0):
+    """leaky_relu_ (in place): the old values are gone, so it reads the sign from the result."""
+
+    formula = "grad_self = grad where result > 0, else grad * negative_slope"
+
+    def forward(self, a, negative_slope):
+        self.negative_slope = negative_slope
+        self.save("result")
+        return np.where(a > 0, a, a * a.dtype.type(negative_slope))
+
+
+class EluBackward0(Node):
+    """elu, and selu (elu with PyTorch's fixed alpha and scale)."""
+
+    formula = "grad_self = grad * scale where self > 0, else grad * scale * alpha * exp(self)"
+
+    def forward(self, a, alpha, scale=1.0, input_scale=1.0):
+        self.alpha, self.scale, self.input_scale = alpha, scale, input_scale
+        self.save(0)
+        return self.elu(a)
+
+    def elu(self, a):
+        kind = a.dtype.type
+        negative = np.expm1(a * kind(self.input_scale)) * kind(self.alpha * self.scale)
+        return np.where(a > 0, a * kind(self.scale), negative)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        kind = a.dtype.type
+        coefficient = kind(self.input_scale * self.alpha * self.scale)
+        slope = np.exp(a * kind(self.input_scale)) * coefficient
+        return (grad * np.where(a > 0, kind(self.scale), slope),)
+
+
+class EluBackward1(EluBackward0):
+    """elu_ (in place): the derivative is rebuilt from the result."""
+
+    formula = "grad_self = grad * scale where result > 0, else grad * (result + alpha * scale)"
+
+    def forward(self, a, alpha, scale=1.0, input_scale=1.0):
+        self.alpha, self.scale, self.input_scale = alpha, scale, input_scale
+        self.save("result")
+        return self.elu(a)
+
+    def backward(self, grad):
+        (result,) = self.saved_values()
+        kind = result.dtype.type
+        negative = (result + kind(self.alpha * self.scale)) * kind(self.input_scale)
+        return (grad * np.where(result > 0, kind(self.scale), negative),)
+
+
+class GeluBackward0(Node):
+    formula = "grad_self = grad * (Φ(self) + self * φ(self)) (Φ, φ: the normal's cdf and pdf)"
+
+    def forward(self, a, approximate):
+        self.approximate = approximate
+        self.save(0)
+        if approximate == "tanh":
+            return 0.5 * a * (1 + np.tanh(_GELU_BETA * (a + _GELU_KAPPA * a**3)))
+        return (a * 0.5 * (1 + erf(a * math.sqrt(0.5)))).astype(a.dtype)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        if self.approximate == "tanh":
+            inner = np.tanh(_GELU_BETA * (a + _GELU_KAPPA * a**3))
+            slope = 0.5 * (1 + inner) + 0.5 * a * (1 - inner * inner) * _GELU_BETA * (
+                1 + 3 * _GELU_KAPPA * a * a
+            )
+        else:
+            cdf = 0.5 * (1 + erf(a * math.sqrt(0.5)))
+            slope = cdf + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+        return (grad * slope.astype(a.dtype),)
+
+
+_GELU_BETA = math.sqrt(2 / math.pi)  # Python floats: they keep a float32 array float32
+_GELU_KAPPA = 0.044715
+_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is the C library's
+
+
+def erf(a):
+    return np.asarray(_erf(np.asarray(a, dtype=np.float64)), dtype=np.float64)
+
+
+class SiluBackward0(Node):
+    formula = "grad_self = grad * σ(self) * (1 + self * (1 - σ(self)))"
+
+    def forward(self, a):
+        self.save(0)
+        return a / (1 + np.exp(-a))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        sigmoid = 1 / (1 + np.exp(-a))
+        return (grad * sigmoid * (1 + a * (1 - sigmoid)),)
+
+
+class SoftplusBackward0(Node):
+    formula = "grad_self = grad * σ(beta * self), or grad where beta * self > threshold"
+
+    def forward(self, a, beta, threshold):
+        self.beta, self.threshold = beta, threshold
+        self.save(0)
+        scaled = a * a.dtype.type(beta)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            soft = np.log1p(np.exp(scaled)) / a.dtype.type(beta)
+        # above the threshold softplus is x itself, to float precision
+        return np.where(scaled > threshold, a, soft)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        scaled = a * a.dtype.type(self.beta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = np.exp(scaled)
+            slope = z / (z + 1)
+        return (np.where(scaled > self.threshold, grad, grad * slope),)
+
+
+class HardtanhBackward0(Node):
+    """hardtanh and relu6 (hardtanh from 0 to 6)."""
+
+    formula = "grad_self = grad where min_val < self < max_val, else 0"
+
+    def forward(self, a, min_val, max_val):
+        self.min_val, self.max_val = min_val, max_val
+        self.save(0)
+        kind = a.dtype.type  # an integer tensor clips at integer bounds
+        return np.clip(a, kind(min_val), kind(max_val))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        inside = (a > self.min_val) & (a < self.max_val)
+        return (np.where(inside, grad, np.zeros((), grad.dtype)),)
+
+
+class LogSigmoidBackward0(Node):
+    formula = "grad_self = grad * σ(-self) = grad * (1 - σ(self))"
+
+    def forward(self, a):
+        self.save(0)  # PyTorch also keeps a buffer of e^-|x| for the backward
+        return log_sigmoid_of(a)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        z = np.exp(-np.abs(a))
+        return (grad * np.where(a < 0, 1 / (1 + z), z / (1 + z)),)
+
+
+# ***** layers *****
+
+
+class EmbeddingBackward0(Node):
+    """weight[indices]: rows picked from a table; the gradient adds up in the picked rows."""
+
+    formula = "grad_weight = zeros, with grad added to each picked row (padding_idx's row stays 0)"
+
+    def forward(self, weight, indices, padding_idx):
+        self.indices, self.padding_idx, self.rows = indices, padding_idx, weight.shape
+        return weight[indices]
+
+    # PyTorch keeps the indices, so a second backward through the freed graph fails
+    has_saved = True
+
+    def release(self) -> None:
+        self.released = True
+
+    def backward(self, grad):
+        self.saved_values()
+        out = np.zeros(self.rows, grad.dtype)
+        np.add.at(out, self.indices, grad)  # a row picked twice gets both gradients
+        if self.padding_idx >= 0:
+            out[self.padding_idx] = 0
+        return (out,)
+
+
+# ***** ops with a Python number, as PyTorch's composite losses record them *****
+
+
+class MulBackward1(Node):
+    """tensor * number inside a composite (cross_entropy's label smoothing): mul.Scalar."""
+
+    formula = "grad_self = grad * other"
+
+    def forward(self, a, other):
+        self.other = other
+        return a * a.dtype.type(other)
+
+    def backward(self, grad):
+        return (grad * grad.dtype.type(self.other),)
+
+
+class AddBackward1(Node):
+    """tensor + number inside a composite (smoothed probability targets): add.Scalar."""
+
+    formula = "grad_self = grad"
+
+    def forward(self, a, other):
+        return a + a.dtype.type(other)
+
+    def backward(self, grad):
+        return (grad,)
+
+
+class DivBackward1(Node):
+    """tensor / number inside a composite (cross_entropy's mean): div.Scalar."""
+
+    formula = "grad_self = grad / other"
+
+    def forward(self, a, other):
+        self.other = other
+        return a / a.dtype.type(other)
+
+    def backward(self, grad):
+        return (grad / grad.dtype.type(self.other),)
 
 
 # ***** matrix products (more) *****

@@ -1,10 +1,23 @@
-"""torch.nn.functional: the stateless forms of layers and losses."""
+"""torch.nn.functional: the stateless forms of layers, activations and losses.
+
+Each function records the graph PyTorch 2.13 records: a fused node where PyTorch has one
+(BinaryCrossEntropyBackward0, GeluBackward0, ...) and, where PyTorch composes its loss from
+smaller ops (l1_loss, cross_entropy with label smoothing or class probabilities), the same
+small ops in the same order, so the learner sees the same grad_fn chain.
+"""
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from engine import dtypes
 from engine import functions as fn
-from engine.record import apply
+from engine import random as rng
+from engine.grad_mode import no_grad
+from engine.promotion import raw
+from engine.record import apply, apply_inplace, plain
 from engine.shape import broadcast_shapes
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
@@ -15,15 +28,38 @@ __all__ = [
     "tanh",
     "softmax",
     "log_softmax",
+    "softmin",
+    "leaky_relu",
+    "gelu",
+    "elu",
+    "selu",
+    "silu",
+    "softplus",
+    "hardtanh",
+    "relu6",
+    "logsigmoid",
+    "dropout",
     "linear",
+    "embedding",
+    "one_hot",
+    "normalize",
+    "cosine_similarity",
     "mse_loss",
-    "cross_entropy",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
     "nll_loss",
+    "cross_entropy",
 ]
 
 
+# ***** activations *****
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.relu()
+    return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -34,19 +70,138 @@ def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
-def softmax(input: Tensor, dim: int | None = None) -> Tensor:
-    return input.softmax(_implicit_dim(input, dim))
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _cast(input, dtype).softmax(_implicit_dim("softmax", input, dim))
 
 
-def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:
-    return input.log_softmax(_implicit_dim(input, dim))
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _cast(input, dtype).log_softmax(_implicit_dim("log_softmax", input, dim))
 
 
-def _implicit_dim(input: Tensor, dim: int | None) -> int:
-    # PyTorch's legacy rule (with a warning) when dim is left out
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _cast(-input, dtype).softmax(_implicit_dim("softmin", input, dim))
+
+
+def _implicit_dim(name: str, input: Tensor, dim: int | None) -> int:
+    # PyTorch's legacy rule, with its warning, when dim is left out
     if dim is not None:
         return dim
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
     return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def _cast(input: Tensor, dtype) -> Tensor:
+    return input if dtype is None else input.to(dtype)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    _floating_kernel(input, "leaky_relu_cpu")
+    if inplace:
+        return _in_place(fn.LeakyReluBackward1, input, negative_slope=negative_slope)
+    return apply(fn.LeakyReluBackward0, (input,), negative_slope=negative_slope)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _floating_kernel(input, "GeluKernelImpl")
+    return apply(fn.GeluBackward0, (input,), approximate=approximate)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _elu(input, inplace, alpha=alpha)
+
+
+# selu is elu with these two constants (Klambauer et al., 2017), as PyTorch writes them
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _elu(input, inplace, alpha=_SELU_ALPHA, scale=_SELU_SCALE)
+
+
+def _elu(input: Tensor, inplace: bool, **coefficients) -> Tensor:
+    _floating_kernel(input, "elu_cpu")
+    if inplace:
+        return _in_place(fn.EluBackward1, input, **coefficients)
+    return apply(fn.EluBackward0, (input,), **coefficients)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    _floating_kernel(input, "silu_cpu")
+    if inplace:
+        return _in_place(fn.SiluBackward0, input)
+    return apply(fn.SiluBackward0, (input,))
+
+
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
+    _floating_kernel(input, "softplus_cpu")
+    return apply(fn.SoftplusBackward0, (input,), beta=beta, threshold=threshold)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _in_place(fn.HardtanhBackward0, input, min_val=min_val, max_val=max_val)
+    return apply(fn.HardtanhBackward0, (input,), min_val=min_val, max_val=max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0, 6, inplace)  # PyTorch's relu6 is hardtanh(0, 6), node and all
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    _floating_kernel(input, "log_sigmoid_cpu")
+    return apply(fn.LogSigmoidBackward0, (input,))
+
+
+def _floating_kernel(input: Tensor, kernel: str) -> None:
+    # PyTorch compiles these kernels for floating dtypes only, and says so
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.type_word(input.dtype)}'"
+        )
+
+
+def _in_place(node_cls, input: Tensor, **kwargs) -> Tensor:
+    return apply_inplace(node_cls, input, (input,), (input._array,), **kwargs)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p), in training only.
+
+    PyTorch's CPU dropout multiplies by a noise tensor: a bernoulli_(1 - p) mask drawn from the
+    default generator (one 53-bit uniform per element), divided by 1 - p. The same draw here
+    gives the same mask after the same manual_seed.
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input  # the very tensor, as PyTorch returns it
+    if p == 1:
+        noise = plain(np.zeros((), input._array.dtype), "zeros")
+    else:
+        mask = rng.default_generator.bernoulli_scalar(input.shape, 1 - p)
+        if not input.is_floating_point():
+            raise RuntimeError(
+                "result type Float can't be cast to the desired output type "
+                f"{dtypes.type_word(input.dtype)}"
+            )
+        kind = input._array.dtype.type
+        noise = plain(mask.astype(kind) / kind(1 - p), "bernoulli")
+    return input.mul_(noise) if inplace else input * noise
+
+
+# ***** layers *****
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -79,54 +234,472 @@ def _check_inner(input: Tensor, weight: Tensor) -> None:
         )
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    _check_reduction(reduction)
-    if input.shape != target.shape:
-        import warnings
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """weight[input]: one row of the table per index (EmbeddingBackward0)."""
+    rows = weight.shape[0]
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx > 0 and padding_idx >= rows or padding_idx < -rows:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    elif padding_idx < 0:
+        padding_idx += rows
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise UnsupportedByGradtrace(
+            "embedding's max_norm, scale_grad_by_freq and sparse are not supported by "
+            "gradtrace's engine"
+        )
+    if input.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+            "embedding)"
+        )
+    indices = input._array
+    if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        raise IndexError("index out of range in self")
+    return apply(
+        fn.EmbeddingBackward0, (weight,), indices=indices.astype(np.int64), padding_idx=padding_idx
+    )
 
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """A long tensor with one more dim, 1 at each index and 0 elsewhere (never in the graph)."""
+    if tensor.dtype.name != "int64":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    indices = tensor._array
+    if num_classes == -1:
+        if indices.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(indices.max()) + 1
+    if indices.size and indices.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if indices.size and indices.max() >= num_classes or num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return plain((indices[..., None] == np.arange(num_classes)).astype(np.int64), "one_hot")
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
+    """input / max(‖input‖ₚ along dim, eps), as PyTorch composes it."""
+    if out is not None:
+        raise UnsupportedByGradtrace("normalize(out=...) is not supported by gradtrace's engine")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Σ (x1/‖x1‖)·(x2/‖x2‖) along dim; each norm is clamped at eps outside the graph."""
+    shape = broadcast_shapes(x1._array.shape, x2._array.shape)
+    x1 = x1 if x1.shape == shape else x1.expand(shape)
+    x2 = x2 if x2.shape == shape else x2.expand(shape)
+    norms = []
+    for x in (x1, x2):
+        norm = x.norm(2, dim, keepdim=True).clone()
+        with no_grad():
+            norm.clamp_(min=eps)  # in place and outside the graph, as PyTorch clamps it
+        norms.append(norm)
+    return ((x1 / norms[0]) * (x2 / norms[1])).sum(dim)
+
+
+# ***** losses *****
+
+
+def _reduction(
+    reduction: str, size_average: bool | None = None, reduce: bool | None = None, check=True
+) -> str:
+    """The reduction to use, from the legacy size_average/reduce flags when either is given."""
+    if size_average is not None or reduce is not None:
+        warnings.warn(
+            "size_average and reduce args will be deprecated, please use reduction='"
+            + _legacy_reduction(size_average, reduce)
+            + "' instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return _legacy_reduction(size_average, reduce)
+    if check and reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
+
+
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:
+    """Both operands stretched to a common shape, with PyTorch's warning when they differ."""
+    if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.shape!r}) that is different to the input size "
             f"({input.shape!r}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     # PyTorch broadcasts both first, so a stretched input shows an ExpandBackward0
     shape = broadcast_shapes(input._array.shape, target._array.shape)
     input = input if input.shape == shape else input.expand(shape)
     target = target if target.shape == shape else target.expand(shape)
-    # computed in the promoted dtype (an integer target counts as float32's, float64 wins)
+    return input, target
+
+
+def _promoted(input: Tensor, target: Tensor) -> tuple:
+    """Both arrays in the dtype the loss is computed in (an integer target counts as float)."""
     dt = dtypes.result_type([(input.dtype, input.ndim), (target.dtype, target.ndim)], []).np
-    arrays = (input._array.astype(dt, copy=False), target._array.astype(dt, copy=False))
-    return apply(fn.MseLossBackward0, (input, target), arrays=arrays, reduction=reduction)
+    return input._array.astype(dt, copy=False), target._array.astype(dt, copy=False)
 
 
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    _check_reduction(reduction)
-    if target.dtype.name not in ("int64",):
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    reduction = _reduction(reduction, size_average, reduce, check=False)
+    input, target = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted((input - target) ** 2, weight, input, reduction)
+    _reduction(reduction)
+    return apply(
+        fn.MseLossBackward0, (input, target), arrays=_promoted(input, target), reduction=reduction
+    )
+
+
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """mean |input - target|: PyTorch builds it from sub, abs and mean (no fused node)."""
+    reduction = _reduction(reduction, size_average, reduce, check=False)
+    input, target = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted((input - target).abs(), weight, input, reduction)
+    errors = (input - target).abs()
+    if _reduction(reduction) == "none":
+        return errors
+    return errors.mean() if reduction == "mean" else errors.sum()
+
+
+def _weighted(errors: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
+    # the weight= form PyTorch 2.13 writes in Python: a weighted mean divides by Σ weight
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = errors * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """Squared error inside ±beta (halved, over beta), absolute error outside."""
+    reduction = _reduction(reduction, size_average, reduce)
+    input, target = _broadcast_pair(input, target)
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return apply(
+        fn.SmoothL1LossBackward0,
+        (input, target),
+        arrays=_promoted(input, target),
+        beta=beta,
+        reduction=reduction,
+    )
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """Squared error inside ±delta (halved), delta-scaled absolute error outside."""
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    arrays = _promoted(input, target)
+    if weight is not None:
+        if weight.shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        loss = apply(
+            fn.HuberLossBackward0, (input, target), arrays=arrays, delta=delta, reduction="none"
+        )
+        weighted = loss * weight
+        if reduction == "none":
+            return weighted
+        if reduction == "sum":
+            return weighted.sum()
+        if reduction == "mean":
+            return weighted.mean()
+        raise ValueError(
+            f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+        )
+    return apply(
+        fn.HuberLossBackward0, (input, target), arrays=arrays, delta=delta, reduction=reduction
+    )
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-(target·log(input) + (1 - target)·log(1 - input)), each log clamped at -100."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape!r}) that is different to the input size "
+            f"({input.shape!r}) is deprecated. Please ensure they have the same size."
+        )
+    if weight is not None:
+        weight = weight.expand(broadcast_shapes(target.shape, weight.shape))
+    for other in (target, weight):
+        if other is not None and other.dtype is not input.dtype:
+            raise RuntimeError(
+                f"Found dtype {dtypes.type_word(other.dtype)} but expected "
+                f"{dtypes.type_word(input.dtype)}"
+            )
+    _check_probabilities(input._array, target._array)
+    return apply(
+        fn.BinaryCrossEntropyBackward0, (input, target), weight=raw(weight), reduction=reduction
+    )
+
+
+def _check_probabilities(input: np.ndarray, target: np.ndarray) -> None:
+    # PyTorch's kernel checks element by element, the input before the target
+    bad_input = ~((input >= 0) & (input <= 1))
+    bad_target = ~((target >= 0) & (target <= 1))
+    bad = np.flatnonzero((bad_input | bad_target).ravel())
+    if bad.size:
+        which = "input" if bad_input.ravel()[bad[0]] else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """BCE of sigmoid(input), computed from the logits without overflow; pos_weight scales the
+    positive term (target·log σ(input))."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape!r}) must be the same as input size ({input.shape!r})"
+        )
+    a, t = _promoted(input, target)
+    if not target.is_floating_point():
+        # PyTorch computes (1 - target) in place in the target's dtype, which cannot hold it
+        raise RuntimeError(
+            f"result type {dtypes.type_word(dtypes.from_numpy(a.dtype))} can't be cast to the "
+            f"desired output type {dtypes.type_word(target.dtype)}"
+        )
+    return apply(
+        fn.BinaryCrossEntropyWithLogitsBackward0,
+        (input, target),
+        arrays=(a, t),
+        weight=raw(weight),
+        pos_weight=raw(pos_weight),
+        reduction=reduction,
+    )
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-input[i, target[i]] (times weight[target[i]]), over the targets not ignored."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0]})."
+        )
+    if input.ndim > 2:
+        raise UnsupportedByGradtrace(
+            "nll_loss and cross_entropy over extra dimensions (N, C, d1, ...) are not supported "
+            "by gradtrace's engine; flatten them into the batch first"
+        )
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise RuntimeError(
+            f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})"
+        )
+    classes = input.shape[-1]
+    _check_class_weight(weight, classes, "")
+    if target.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {dtypes.type_word(target.dtype)}"
         )
-    classes = input.shape[-1]
-    bad = target._array[(target._array < 0) | (target._array >= classes)]
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtypes.type_word(input.dtype)} but found "
+            f"{dtypes.type_word(weight.dtype)}"
+        )
+    targets = target._array.astype(np.int64)
+    bad = targets[(targets != ignore_index) & ((targets < 0) | (targets >= classes))]
     if bad.size:
         raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
-    return apply(fn.NllLossBackward0, (input,), target=target._array, reduction=reduction)
+    return apply(
+        fn.NllLossBackward0,
+        (input,),
+        target=targets,
+        reduction=reduction,
+        weight=raw(weight),
+        ignore_index=ignore_index,
+    )
 
 
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    if target.is_floating_point():
-        raise UnsupportedByGradtrace(
-            "cross_entropy with class-probability (float) targets is not supported by "
-            "gradtrace's engine; pass class indices as a long tensor"
+def _check_class_weight(weight: Tensor | None, classes: int, prefix: str) -> None:
+    if weight is not None and (weight.ndim != 1 or weight.numel() != classes):
+        raise RuntimeError(
+            f"{prefix}weight tensor should be defined either for all {classes} classes or no "
+            f"classes but got weight tensor of shape: {list(weight.shape)}"
         )
-    dim = 0 if input.ndim == 1 else 1
-    return nll_loss(log_softmax(input, dim), target, reduction)
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax over the classes, then the negative log-likelihood of the targets.
+
+    A target of the input's shape holds class probabilities; otherwise class indices.
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    class_dim = 0 if input.ndim == 1 else 1
+    if input.shape == target.shape:
+        if not target.is_floating_point():
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{dtypes.type_word(target.dtype)}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        return _cross_entropy_smoothed(
+            input, target, weight, ignore_index, reduction, label_smoothing
+        )
+    return nll_loss(
+        input.log_softmax(class_dim), target, weight, None, ignore_index, None, reduction
+    )
+
+
+def _check_smoothing(label_smoothing: float) -> None:
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+
+
+def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    """weight shaped to broadcast along the class dim: [1, C, 1, ...]."""
+    if ndim == 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return weight.view(shape)
+
+
+def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothing) -> Tensor:
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    _check_class_weight(weight, classes, "cross_entropy: ")
+    log_probs = input.log_softmax(class_dim)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        kept = apply(fn.MulBackward1, (target,), other=1 - label_smoothing)
+        target = apply(fn.AddBackward1, (kept,), other=label_smoothing / classes)
+    products = log_probs * target
+    if weight is not None:
+        products = products * _class_view(weight, input.ndim, class_dim)
+    if reduction == "none":
+        return -products.sum(class_dim)
+    total = -products.sum()
+    if reduction == "sum":
+        return total
+    return apply(fn.DivBackward1, (total,), other=input.numel() // classes)
+
+
+def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, label_smoothing):
+    """(1 - ε)·nll + ε/C·Σ -log p over the classes: PyTorch's composite, op for op."""
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    log_probs = input.log_softmax(class_dim)
+    nll = nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
+    ignored = target == ignore_index
+    if weight is not None:
+        smooth = -(log_probs * _class_view(weight, input.ndim, class_dim)).sum(class_dim)
+    else:
+        smooth = -log_probs.sum(class_dim)
+    smooth.masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        counted = ~ignored._array
+        if weight is not None:
+            # Σ of the counted targets' weights, as nll_loss's mean divides by
+            total = weight._array[target._array[counted]].sum(dtype=weight._array.dtype)
+            smooth = smooth.sum() / plain(total, "sum")
+        else:
+            smooth = smooth.sum() / plain(np.int64(counted.sum()), "sum")
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return apply(fn.MulBackward1, (nll,), other=1 - label_smoothing) + apply(
+        fn.MulBackward1, (smooth,), other=label_smoothing / classes
+    )
 
 
 def __getattr__(name: str):

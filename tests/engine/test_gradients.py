@@ -1251,3 +1251,218 @@ def test_backward_ops_that_create_graph_records(node, data):
     node_cls = getattr(functions, node)
     extra = {"threshold": 0} if node == "ThresholdBackwardBackward0" else {}
     check_gradients(lambda g, y: record.apply(node_cls, (g, y), **extra), grad_output, output)
+
+
+# ***** losses and nn.functional (more) *****
+
+REDUCTIONS = ["mean", "sum", "none"]
+INSIDE_UNIT = floats(0.05, 0.95)  # probabilities, with room for the finite difference
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(data=st.data())
+def test_binary_cross_entropy(reduction, data):
+    shape = data.draw(SHAPES, label="shape")
+    p, t = (data.draw(arrays(shape, INSIDE_UNIT), label=name) for name in ("input", "target"))
+    weight = torch.tensor(data.draw(arrays(shape, POSITIVE), label="weight"))
+    check_gradients(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction), p, t)
+    check_gradients(lambda a, b: F.binary_cross_entropy(a, b, weight, reduction=reduction), p, t)
+    check_gradients(lambda a: nn.BCELoss(reduction=reduction)(torch.sigmoid(a), weight / 9), p)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(data=st.data())
+def test_binary_cross_entropy_with_logits(reduction, data):
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    x = data.draw(arrays(shape, WIDE), label="logits")
+    t = data.draw(arrays(shape, INSIDE_UNIT), label="target")
+    weight = torch.tensor(data.draw(arrays(shape[-1:], POSITIVE), label="weight"))
+    pos_weight = torch.tensor(data.draw(arrays(shape[-1:], POSITIVE), label="pos_weight"))
+
+    def loss(a, b, **kwargs):
+        return F.binary_cross_entropy_with_logits(a, b, reduction=reduction, **kwargs)
+
+    check_gradients(loss, x, t)
+    check_gradients(lambda a, b: loss(a, b, weight=weight, pos_weight=pos_weight), x, t)
+    check_gradients(lambda a, b: loss(a, b, pos_weight=pos_weight), x, t, requires=(True, False))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(data=st.data())
+def test_regression_losses(reduction, data):
+    # the inputs sit on even hundredths and the targets on odd ones, so no difference is 0 (l1's
+    # kink) or ±0.505 (the smooth losses' switch from squared to linear)
+    shape = data.draw(SHAPES, label="shape")
+    x = data.draw(arrays(shape, EVEN_GRID), label="input")
+    y = data.draw(arrays(shape, ODD_GRID), label="target")
+    weight = torch.tensor(data.draw(arrays(shape, POSITIVE), label="weight"))
+    check_gradients(lambda a, b: F.l1_loss(a, b, reduction=reduction), x, y)
+    check_gradients(lambda a, b: F.l1_loss(a, b, reduction=reduction, weight=weight), x, y)
+    check_gradients(lambda a, b: F.mse_loss(a, b, reduction=reduction, weight=weight), x, y)
+    for beta in (0.505, 1.0, 2.005):
+
+        def smooth(a, b, beta=beta):
+            return F.smooth_l1_loss(a, b, reduction=reduction, beta=beta)
+
+        def huber(a, b, delta=beta):
+            return F.huber_loss(a, b, reduction=reduction, delta=delta)
+
+        check_gradients(smooth, x, y)
+        check_gradients(huber, x, y)
+    check_gradients(lambda a, b: F.huber_loss(a, b, reduction=reduction, weight=weight), x, y)
+
+
+@st.composite
+def classification(draw):
+    """Logits (batch, classes), class-index targets and per-class weights."""
+    batch, classes = draw(st.integers(1, 4), label="batch"), draw(st.integers(2, 4))
+    logits = draw(arrays((batch, classes), WIDE), label="logits")
+    labels = draw(st.lists(st.integers(0, classes - 1), min_size=batch, max_size=batch))
+    weight = draw(arrays((classes,), POSITIVE), label="weight")
+    return logits, torch.tensor(labels), torch.tensor(weight)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(case=classification())
+def test_nll_loss_and_cross_entropy_with_weight_and_ignore_index(reduction, case):
+    logits, target, weight = case
+    ignored = target[0].item()  # some targets, or all of them, are ignored
+
+    def nll(a):
+        return F.nll_loss(F.log_softmax(a, dim=1), target, weight, reduction=reduction)
+
+    check_gradients(nll, logits)
+    check_gradients(lambda a: F.cross_entropy(a, target, weight, reduction=reduction), logits)
+    if reduction != "mean" or (target != ignored).any():  # a mean of nothing is nan
+        check_gradients(
+            lambda a: F.cross_entropy(a, target, weight, ignore_index=ignored, reduction=reduction),
+            logits,
+        )
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(case=classification(), smoothing=floats(0.05, 1.0))
+def test_cross_entropy_with_label_smoothing(reduction, case, smoothing):
+    logits, target, weight = case
+    ignored = target[-1].item()
+
+    def loss(a, **kwargs):
+        return F.cross_entropy(a, target, reduction=reduction, label_smoothing=smoothing, **kwargs)
+
+    check_gradients(loss, logits)
+    check_gradients(lambda a: loss(a, weight=weight), logits)
+    if reduction != "mean" or (target != ignored).any():
+        check_gradients(lambda a: loss(a, ignore_index=ignored), logits)
+        check_gradients(lambda a: loss(a, weight=weight, ignore_index=ignored), logits)
+    check_gradients(lambda a: nn.CrossEntropyLoss(label_smoothing=smoothing)(a, target), logits)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(case=classification(), smoothing=st.sampled_from([0.0, 0.3]))
+def test_cross_entropy_with_class_probabilities(reduction, case, smoothing):
+    logits, _, weight = case
+    probabilities = np.random.default_rng(7).dirichlet(np.ones(logits.shape[1]), logits.shape[0])
+
+    def loss(a, p, **kwargs):
+        return F.cross_entropy(a, p, reduction=reduction, label_smoothing=smoothing, **kwargs)
+
+    check_gradients(loss, logits, probabilities)
+    check_gradients(lambda a, p: loss(a, p, weight=weight), logits, probabilities)
+    check_gradients(lambda a, p: loss(a, p, weight=weight), logits[0], probabilities[0])
+
+
+ACTIVATIONS = {
+    "leaky_relu": (lambda x: F.leaky_relu(x), NONZERO),
+    "leaky_relu_slope": (lambda x: F.leaky_relu(x, 0.3), NONZERO),
+    "leaky_relu_": (lambda x: F.leaky_relu(x * 1, 0.2, inplace=True), NONZERO),
+    "LeakyReLU": (lambda x: nn.LeakyReLU(0.1)(x), NONZERO),
+    "gelu": (lambda x: F.gelu(x), ANY),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), ANY),
+    "GELU": (lambda x: nn.GELU()(x), ANY),
+    "elu": (lambda x: F.elu(x), NONZERO),
+    "elu_alpha": (lambda x: F.elu(x, alpha=2.5), NONZERO),
+    "elu_": (lambda x: F.elu(x * 1, alpha=0.5, inplace=True), NONZERO),
+    "ELU": (lambda x: nn.ELU(alpha=1.5)(x), NONZERO),
+    "selu": (lambda x: F.selu(x), NONZERO),
+    "selu_": (lambda x: F.selu(x * 1, inplace=True), NONZERO),
+    "SELU": (lambda x: nn.SELU()(x), NONZERO),
+    "silu": (lambda x: F.silu(x), WIDE),
+    "silu_": (lambda x: F.silu(x * 1, inplace=True), WIDE),
+    "SiLU": (lambda x: nn.SiLU()(x), WIDE),
+    "softplus": (lambda x: F.softplus(x), WIDE),
+    # beta * x crosses the threshold at x = 1.5, where softplus switches to x itself
+    "softplus_threshold": (lambda x: F.softplus(x, beta=2.0, threshold=3.0), away_from(1.5)),
+    "Softplus": (lambda x: nn.Softplus(beta=0.5)(x), WIDE),
+    "hardtanh": (lambda x: F.hardtanh(x), away_from(-1.0, 1.0)),
+    "hardtanh_range": (lambda x: F.hardtanh(x, -2.0, 0.5), away_from(-2.0, 0.5)),
+    "hardtanh_": (lambda x: F.hardtanh(x * 1, inplace=True), away_from(-1.0, 1.0)),
+    "Hardtanh": (lambda x: nn.Hardtanh(-0.5, 2.0)(x), away_from(-0.5, 2.0)),
+    "relu6": (lambda x: F.relu6(x * 3), away_from(0.0, 2.0)),
+    "ReLU6": (lambda x: nn.ReLU6()(x * 3), away_from(0.0, 2.0)),
+    "logsigmoid": (lambda x: F.logsigmoid(x), WIDE),
+    "LogSigmoid": (lambda x: nn.LogSigmoid()(x), WIDE),
+    "dropout": (lambda x: _seeded(F.dropout, x, 0.4), ANY),
+    "dropout_": (lambda x: _seeded(F.dropout, x * 1, 0.3, inplace=True), ANY),
+    "Dropout": (lambda x: _seeded(nn.Dropout(0.6), x), ANY),
+}
+
+
+def _seeded(dropout, x, *args, **kwargs):
+    # every evaluation of the check draws the same mask
+    torch.manual_seed(0)
+    return dropout(x, *args, **kwargs)
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@SETTINGS
+@given(data=st.data())
+def test_activations(name, data):
+    op, elements = ACTIVATIONS[name]
+    check_gradients(op, data.draw(arrays(SHAPES, elements), label="x"))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@SETTINGS
+@given(x=arrays(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4)))
+def test_softmin(dim, x):
+    check_gradients(lambda a: F.softmin(a, dim=dim), x)
+    check_gradients(lambda a: nn.Softmin(dim=dim)(a), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_embedding(data):
+    rows = data.draw(st.integers(2, 5), label="rows")
+    weight = data.draw(arrays((rows, data.draw(st.integers(1, 3), label="dim"))), label="weight")
+    index_shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=2, max_side=4), label="shape")
+    picks = hnp.arrays(np.int64, index_shape, elements=st.integers(0, rows - 1))
+    indices = torch.tensor(data.draw(picks, label="indices"))
+    check_gradients(lambda w: F.embedding(indices, w), weight)
+    # padding_idx's row is looked up like any other but, by design, never gets a gradient
+    grads = []
+    for padding_idx in (None, 1, -1):
+        w = torch.tensor(weight, requires_grad=True)
+        F.embedding(indices, w, padding_idx=padding_idx).sum().backward()
+        grads.append(w.grad.numpy())
+    for padding_row, grad in zip((1, rows - 1), grads[1:], strict=True):
+        expected = grads[0].copy()
+        expected[padding_row] = 0
+        np.testing.assert_array_equal(grad, expected)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
+@SETTINGS
+@given(data=st.data())
+def test_normalize_and_cosine_similarity(p, data):
+    shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4))
+    a, b = (data.draw(arrays(shape, NONZERO), label=name) for name in ("a", "b"))
+    check_gradients(lambda x: F.normalize(x, p=p), a)
+    check_gradients(lambda x: F.normalize(x, p=p, dim=0), a)
+    check_gradients(lambda x, y: F.cosine_similarity(x, y), a, b)
+    check_gradients(lambda x, y: F.cosine_similarity(x, y, dim=-1), a, b)
