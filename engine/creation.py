@@ -158,7 +158,10 @@ def _shape(size: tuple) -> tuple[int, ...]:
 
 def zeros(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
     devices.check(device)
-    return leaf(np.zeros(_shape(size), _dtype(dtype)), requires_grad, "zeros")
+    shape = parse_shape(size)
+    if any(n < 0 for n in shape):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")  # its own words
+    return leaf(np.zeros(shape, _dtype(dtype)), requires_grad, "zeros")
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:

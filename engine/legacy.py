@@ -2,7 +2,7 @@
 
 `torch.Tensor(data)` copies data into a float tensor (the default dtype), `torch.Tensor(2, 3)`
 makes one of that shape (PyTorch leaves its memory uninitialised; here it is zeros, so traces stay
-deterministic) and `torch.Tensor(t)` is t itself. The typed ones (`torch.LongTensor`, ...) do the
+deterministic) and `torch.Tensor(t)` is a view of t. The typed ones (`torch.LongTensor`, ...) do the
 same with their dtype, and `isinstance(x, torch.FloatTensor)` asks about x's dtype, as in PyTorch.
 """
 
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import devices, dtypes
+from engine import devices, dtypes, tracing
 from engine.creation import _to_array
+from engine.grad_mode import state as grad_state
 from engine.record import leaf
 from engine.shape import Size
 from engine.tensor import Tensor
+from engine.unsupported import UnsupportedByGradtrace
 
 # how PyTorch's C++ spells a dtype in the TensorOptions of its "expected ... (got ...)" message
 _CPP_NAMES = {
@@ -58,7 +60,7 @@ def new(dt: dtypes.dtype, *args, **kwargs) -> Tensor:
         if data.dtype is not dt:
             want, got = _options(dt), _options(data.dtype)
             raise TypeError(f"expected TensorOptions({want}) (got TensorOptions({got}))")
-        return data  # PyTorch's Tensor(other) is other itself
+        return _alias(data)
     if isinstance(data, Size):
         return leaf(np.zeros(tuple(data), dt.np), False, "Tensor")
     if isinstance(data, str):
@@ -66,6 +68,21 @@ def new(dt: dtypes.dtype, *args, **kwargs) -> Tensor:
     if not isinstance(data, list | tuple | np.ndarray):
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
     return leaf(_to_array(data, dt), False, "Tensor")
+
+
+def _alias(t: Tensor) -> Tensor:
+    """PyTorch's Tensor(other): a new tensor on other's memory, sharing its version counter."""
+    if t._requires_grad and grad_state.enabled:
+        raise UnsupportedByGradtrace(
+            "torch.Tensor(t) of a tensor that requires grad (PyTorch's AliasBackward0) is not "
+            "supported by gradtrace's engine; use t.view_as(t), or t.detach() to leave the graph"
+        )
+    out = Tensor._wrap(t._array)
+    out._version_counter = t._version_counter
+    out._base = t if t._base is None else t._base
+    if tracing.current is not None:
+        tracing.current.on_tensor(out, "Tensor", (t,))
+    return out
 
 
 def _is_size(arg) -> bool:
