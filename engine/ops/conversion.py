@@ -45,7 +45,7 @@ class Conversion:
                 target = arg
             elif isinstance(arg, Tensor):
                 target = arg.dtype
-            elif devices.is_device(arg) and i == 0:
+            elif (arg is None or devices.is_device(arg)) and i == 0:
                 where = arg
             elif isinstance(arg, int) and not isinstance(arg, bool) and i == 0:
                 devices.device(arg)  # an accelerator index: PyTorch's "none is available"
