@@ -1961,3 +1961,119 @@ class DivBackward1(Node):
 
 
 # ***** matrix products (more) *****
+
+
+# ***** normalisation layers *****
+
+
+def _normalised(x, mean, invstd):
+    return (x - mean) * invstd
+
+
+def _normalisation_grad(grad, xhat, gamma, invstd, axes: tuple):
+    """The gradient of (x - mean)·invstd·gamma through batch statistics taken over `axes`.
+
+    dx = invstd · (g - mean(g) - x̂ · mean(g · x̂)) with g = grad · gamma: the two means are
+    what the batch's own mean and variance send back.
+    """
+    g = grad if gamma is None else grad * gamma
+    return invstd * (
+        g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True)
+    )
+
+
+class NativeLayerNormBackward0(Node):
+    """nn.LayerNorm: each sample normalised over its last dims, then scaled and shifted."""
+
+    formula = (
+        "grad_input = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = grad·weight over the normalised "
+        "dims; grad_weight = sum(grad·x̂); grad_bias = sum(grad)"
+    )
+
+    def forward(self, x, weight, bias, normalized_shape: tuple, eps: float):
+        self.save(0, 1, 2)  # PyTorch also keeps the mean and 1/std it worked out
+        axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+        wide = x.astype(np.float64)
+        mean = wide.mean(axis=axes, keepdims=True)
+        rstd = 1 / np.sqrt(wide.var(axis=axes, keepdims=True) + eps)
+        self.axes, self.mean, self.rstd = axes, mean, rstd
+        out = _normalised(wide, mean, rstd)
+        if weight is not None:
+            out = out * weight
+        if bias is not None:
+            out = out + bias
+        return out.astype(x.dtype)
+
+    def backward(self, grad):
+        x, weight, _ = self.saved_values()
+        wide = grad.astype(np.float64)
+        xhat = _normalised(x.astype(np.float64), self.mean, self.rstd)
+        batch = tuple(range(x.ndim - len(self.axes)))
+        grad_x = _normalisation_grad(wide, xhat, weight, self.rstd, self.axes)
+        grad_w = (wide * xhat).sum(axis=batch) if self.needs_input_grad[1] else None
+        grad_b = wide.sum(axis=batch) if self.needs_input_grad[2] else None
+        return tuple(
+            None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b)
+        )
+
+
+class NativeBatchNormBackward0(Node):
+    """nn.BatchNorm1d: each channel normalised over the batch (training: the batch's own
+    statistics, which it also folds into the running ones; eval: the running statistics)."""
+
+    formula = (
+        "training: grad_input = invstd·(g - mean(g) - x̂·mean(g·x̂)) with g = grad·weight over "
+        "the batch; eval: grad_input = grad·weight·invstd; grad_weight = sum(grad·x̂); "
+        "grad_bias = sum(grad)"
+    )
+
+    def forward(self, x, weight, bias, running_mean, running_var, training, momentum, eps):
+        self.save(0, 1)  # and the batch's mean and 1/std, as PyTorch does
+        axes = (0,) if x.ndim == 2 else (0, 2)
+        shape = (1, -1) if x.ndim == 2 else (1, -1, 1)
+        wide = x.astype(np.float64)
+        if training:
+            mean = wide.mean(axis=axes)
+            var_sum = ((wide - mean.reshape(shape)) ** 2).sum(axis=axes)
+            count = x.size // x.shape[1]
+            invstd = 1 / np.sqrt(var_sum / count + eps)
+            if running_mean is not None:
+                _fold_running_stats(running_mean, running_var, mean, var_sum, count, momentum)
+        else:
+            mean = running_mean.astype(np.float64)
+            invstd = 1 / np.sqrt(running_var.astype(np.float64) + eps)
+        self.training, self.axes = training, axes
+        self.mean, self.invstd = mean.reshape(shape), invstd.reshape(shape)
+        out = _normalised(wide, self.mean, self.invstd)
+        if weight is not None:
+            out = out * weight.reshape(shape)
+        if bias is not None:
+            out = out + bias.reshape(shape)
+        return out.astype(x.dtype)
+
+    def backward(self, grad):
+        x, weight = self.saved_values()
+        shape = self.mean.shape
+        wide = grad.astype(np.float64)
+        gamma = None if weight is None else weight.astype(np.float64).reshape(shape)
+        xhat = _normalised(x.astype(np.float64), self.mean, self.invstd)
+        if self.training:
+            grad_x = _normalisation_grad(wide, xhat, gamma, self.invstd, self.axes)
+        else:
+            grad_x = wide * self.invstd if gamma is None else wide * gamma * self.invstd
+        grad_w = (wide * xhat).sum(axis=self.axes) if self.needs_input_grad[1] else None
+        grad_b = wide.sum(axis=self.axes) if self.needs_input_grad[2] else None
+        return tuple(
+            None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b)
+        )
+
+
+def _fold_running_stats(running_mean, running_var, mean, var_sum, count: int, momentum) -> None:
+    """PyTorch's update, in place and in its types: the mean in float32, the unbiased variance
+    in double (and no version bump: the kernel writes the buffers directly)."""
+    kind = running_mean.dtype.type
+    m = kind(momentum)
+    running_mean[...] = m * mean.astype(running_mean.dtype) + (kind(1) - m) * running_mean
+    unbiased = var_sum.astype(running_var.dtype).astype(np.float64) / (count - 1)
+    decayed = ((kind(1) - m) * running_var).astype(np.float64)
+    running_var[...] = (np.float64(m) * unbiased + decayed).astype(running_var.dtype)

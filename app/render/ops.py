@@ -823,6 +823,30 @@ OPS: dict[str, Op] = {
         sends=("{g}/{1}",),
         number="a number",
     ),
+    # ***** normalisation layers *****
+    "NativeLayerNormBackward0": Op(
+        symbol="layernorm",
+        does="normalises each sample of {0} over its last dims, then scales by {1} and shifts "
+        "by {2}",
+        why="the gradient runs back through the sample's own mean and spread, so it needs {0} "
+        "and {1} (PyTorch also keeps the mean and 1/std it found)",
+        sends=(
+            "rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = {g}·{1}",
+            "{g}·x̂ summed over the batch",
+            "{g} summed over the batch",
+        ),
+    ),
+    "NativeBatchNormBackward0": Op(
+        symbol="batchnorm",
+        does="normalises each feature of {0} over the batch, then scales by {1} and shifts by {2}",
+        why="in training the batch's mean and spread depend on every sample, so the gradient "
+        "needs {0} and {1} (PyTorch also keeps the batch's mean and 1/std)",
+        sends=(
+            "training: invstd·(g - mean(g) - x̂·mean(g·x̂)) with g = {g}·{1}; eval: {g}·{1}·invstd",
+            "{g}·x̂ summed over the batch",
+            "{g} summed over the batch",
+        ),
+    ),
     # ***** in-place only *****
     "ZeroBackward0": Op(
         symbol="zero_",

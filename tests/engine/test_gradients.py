@@ -1466,3 +1466,76 @@ def test_normalize_and_cosine_similarity(p, data):
     check_gradients(lambda x: F.normalize(x, p=p, dim=0), a)
     check_gradients(lambda x, y: F.cosine_similarity(x, y), a, b)
     check_gradients(lambda x, y: F.cosine_similarity(x, y, dim=-1), a, b)
+
+
+# ***** normalisation layers and recurrent cells *****
+
+# distinct hundredths: a sample (or a feature over the batch) never has zero spread, where the
+# normalisation's 1/std would be as large as 1/√eps and the finite difference meaningless
+SPREAD = st.integers(-300, 300).map(lambda k: k / 100)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_layer_norm(data):
+    from engine.nn.normalization import layer_norm
+
+    batch = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    normalized = data.draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=2, max_side=3))
+    x = data.draw(arrays(batch + normalized, SPREAD, unique=True), label="x")
+    w = data.draw(arrays(normalized, NONZERO), label="weight")
+    b = data.draw(arrays(normalized), label="bias")
+    check_gradients(lambda a, g, c: layer_norm(a, normalized, g, c), x, w, b)
+    check_gradients(lambda a: layer_norm(a, normalized, eps=1e-3), x)
+    check_gradients(lambda a, g: layer_norm(a, normalized, g), x, w, requires=(False, True))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@SETTINGS
+@given(data=st.data())
+def test_batch_norm(training, data):
+    from engine.nn.normalization import batch_norm
+
+    n, c = data.draw(st.integers(2, 4), label="batch"), data.draw(st.integers(1, 3))
+    shape = (n, c) if data.draw(st.booleans(), label="2d") else (n, c, data.draw(st.integers(1, 3)))
+    x = data.draw(arrays(shape, SPREAD, unique=True), label="x")
+    w, b = data.draw(arrays((c,), NONZERO), label="weight"), data.draw(arrays((c,)))
+    mean = torch.tensor(data.draw(arrays((c,)), label="running_mean"))
+    var = torch.tensor(data.draw(arrays((c,), POSITIVE), label="running_var"))
+
+    def norm(a, g=None, s=None):
+        # running statistics are read in eval and updated (not differentiated) in training
+        return batch_norm(a, mean.clone(), var.clone(), g, s, training=training, momentum=0.3)
+
+    check_gradients(norm, x, w, b)
+    check_gradients(norm, x)
+    check_gradients(lambda a: batch_norm(a, None, None, training=True), x)
+
+
+def _with_parameters(module: nn.Module, names: list[str]):
+    """An op over (input, *parameters) that runs `module` with those leaves as its parameters."""
+
+    def op(x, *params):
+        for name, p in zip(names, params, strict=True):
+            setattr(module, name, p)
+        out = module(x)
+        if isinstance(out, tuple):  # (h, c) or (output, h_n): both must carry the gradient
+            out = out[0] + 2 * (out[1][0] if isinstance(out[1], tuple) else out[1]).sum()
+        return out
+
+    return op
+
+
+@pytest.mark.parametrize("kind", ["RNNCell", "GRUCell", "LSTMCell", "RNN", "GRU", "LSTM"])
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_recurrent(kind, data):
+    n_in, hidden = data.draw(st.integers(1, 3), label="in"), data.draw(st.integers(1, 2))
+    module = getattr(nn, kind)(n_in, hidden)
+    shape = (2, n_in) if kind.endswith("Cell") else (2, 2, n_in)  # (time,) batch, features
+    x = data.draw(arrays(shape), label="x")
+    names = [name for name, _ in module.named_parameters()]
+    params = [
+        data.draw(arrays(tuple(p.shape)), label=name) for name, p in module.named_parameters()
+    ]
+    check_gradients(_with_parameters(module, names), x, *params, leaf=param_leaf)
