@@ -1919,6 +1919,11 @@ class EmbeddingBackward0(Node):
         return (out,)
 
 
+class NormBackward1(LinalgVectorNormBackward0):
+    """at::norm(self, p, dim, keepdim), as pairwise_distance calls it from C++; the same
+    derivative as linalg.vector_norm, under the older op's name."""
+
+
 # ***** ops with a Python number, as PyTorch's composite losses record them *****
 
 

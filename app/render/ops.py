@@ -802,6 +802,12 @@ OPS: dict[str, Op] = {
         why_not="it keeps the indices, which say where each row's gradient goes",
         sends=("{g} added into each picked row, 0 in the others",),
     ),
+    "NormBackward1": Op(
+        symbol="‖‖",
+        does="takes the p-norm of {0} along a dim (pairwise_distance's last step)",
+        why="the norm's derivative needs both {0} and the norm itself",
+        sends=("{g}·{0}/‖{0}‖ (for p = 2)",),
+    ),
     "MulBackward1": Op(
         symbol="×",
         does="multiplies {0} by {1}",

@@ -44,6 +44,7 @@ __all__ = [
     "one_hot",
     "normalize",
     "cosine_similarity",
+    "pairwise_distance",
     "mse_loss",
     "l1_loss",
     "smooth_l1_loss",
@@ -308,6 +309,15 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
             norm.clamp_(min=eps)  # in place and outside the graph, as PyTorch clamps it
         norms.append(norm)
     return ((x1 / norms[0]) * (x2 / norms[1])).sum(dim)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """‖x1 - x2 + eps‖ₚ along the last dim (the eps keeps the gradient finite at x1 = x2)."""
+    last = max(x1.ndim, x2.ndim) - 1
+    shifted = apply(fn.AddBackward1, (x1 - x2,), other=eps)
+    return apply(fn.NormBackward1, (shifted,), ord=p, dims=(last,), keepdim=keepdim)
 
 
 # ***** losses *****

@@ -1468,6 +1468,18 @@ def test_normalize_and_cosine_similarity(p, data):
     check_gradients(lambda x, y: F.cosine_similarity(x, y, dim=-1), a, b)
 
 
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
+@pytest.mark.parametrize("keepdim", [False, True])
+@SETTINGS
+@given(data=st.data())
+def test_pairwise_distance(p, keepdim, data):
+    # even and odd hundredths: no difference is 0, where the 1-norm has its kink
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    a = data.draw(arrays(shape, EVEN_GRID), label="a")
+    b = data.draw(arrays(data.draw(shapes_broadcasting_to(shape), label="b_shape"), ODD_GRID))
+    check_gradients(lambda x, y: F.pairwise_distance(x, y, p=p, keepdim=keepdim), a, b)
+
+
 # ***** normalisation layers and recurrent cells *****
 
 # distinct hundredths: a sample (or a feature over the batch) never has zero spread, where the

@@ -858,3 +858,38 @@ loss.backward()
 print(loss, x.grad, p.grad, sep="\\n")
 """,
 )
+S(
+    "loss-pairwise-distance",
+    """
+import torch
+import torch.nn.functional as F
+a = torch.tensor([[3.0, 4.0, 0.0], [1.0, -2.0, 2.0]], requires_grad=True)
+b = torch.tensor([[1.0, 0.0, 0.0], [1.0, -2.0, 2.0]], requires_grad=True)
+d = F.pairwise_distance(a, b)
+e = F.pairwise_distance(a, b[0], p=1.0, keepdim=True)
+f = F.pairwise_distance(a[0], b[0], p=3.0)
+print(d, e, f, sep="\\n")
+norm = d.grad_fn
+add = norm.next_functions[0][0]
+print(norm.name(), add.name(), add.next_functions[0][0].name())
+(d.sum() + e.sum() + f).backward()
+print(a.grad, b.grad, sep="\\n")
+""",
+)
+S(
+    "loss-softmax-dtype-and-implicit-dim",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([[0.2, 0.7, -0.3], [0.9, 0.1, 0.4]], requires_grad=True)
+a = F.softmax(x, 1, dtype=torch.float64)
+b = F.log_softmax(x, dim=0, dtype=torch.float64)
+c = F.softmin(x, 1, dtype=torch.float64)
+d = F.softmax(x)
+print(a, b, c, d, sep="\\n")
+print(a.grad_fn.name(), a.grad_fn.next_functions[0][0].name())
+print(c.grad_fn.next_functions[0][0].next_functions[0][0].name())
+(a.sum() + b[0].sum() + c[:, 0].sum()).backward()
+print(x.grad)
+""",
+)
