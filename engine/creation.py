@@ -485,6 +485,40 @@ def normal(
     return leaf(np.asarray(values, dt), False, "normal")
 
 
+def multinomial(
+    input: Tensor,  # noqa: A002 - torch's name
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator=None,
+) -> Tensor:
+    """torch.multinomial: indices drawn by each row's (unnormalised) probabilities."""
+    probs = input._array
+    if probs.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if probs.dtype.kind != "f":
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            f"{dtypes.type_word(input.dtype)}"
+        )
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if not (np.isfinite(probs).all() and (probs >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (probs.reshape(-1, probs.shape[-1]).sum(axis=-1) == 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if probs.dtype == np.float16:
+        raise UnsupportedByGradtrace(
+            "torch.multinomial of float16 probabilities is not supported by gradtrace's engine"
+        )
+    drawn = _generator(generator).multinomial(probs, int(num_samples), bool(replacement))
+    return leaf(drawn, False, "multinomial")
+
+
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:  # noqa: A002 - torch's name
     """torch.bernoulli(probs): 1. with each element's probability, in probs' dtype; with a
     number p, every element has probability p (and only input's shape and dtype count)."""

@@ -538,6 +538,43 @@ class Generator:
         halves = [first.reshape(-1, 8), second.reshape(-1, 8)]
         return np.concatenate(halves, axis=1).astype(dt).ravel()
 
+    # --- exponential --------------------------------------------------------------------------
+
+    def exponential(self, shape: Shape, lambd: float = 1.0, dtype: Any = "float32") -> np.ndarray:
+        """Tensor.exponential_(lambd): -1/lambd * log1p(-u) from a 53-bit double uniform each,
+        in double whatever the dtype (PyTorch's CPU kernel, MKL's being off in its builds)."""
+        if not (lambd > 0 and math.isfinite(lambd)):
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        dims, n = _numel(shape)
+        scale = -1.0 / lambd
+        drawn = [scale * math.log1p(-u) for u in self._unit(n, np.dtype(np.float64)).tolist()]
+        return np.array(drawn, np.float64).astype(_float_dtype(dtype)).reshape(dims)
+
+    # --- multinomial --------------------------------------------------------------------------
+
+    def multinomial(self, probs: np.ndarray, n_sample: int, replacement: bool) -> np.ndarray:
+        """torch.multinomial on a 1-d or 2-d array of (unnormalised) probabilities.
+
+        One sample, or sampling without replacement: PyTorch divides the probabilities by
+        exponential draws and takes the largest (argmax, or topk in order). Several samples with
+        replacement: a cumulative sum in the input's dtype, normalised, searched for one double
+        uniform per sample.
+        """
+        rows = probs.reshape(-1, probs.shape[-1])
+        if not replacement or n_sample == 1:
+            keys = rows / self.exponential(rows.shape, 1.0, rows.dtype)
+            # a stable sort on the negated keys: the largest first, ties by position
+            picked = np.argsort(-keys, axis=-1, kind="stable")[:, :n_sample]
+        else:
+            picked = np.empty((rows.shape[0], n_sample), np.int64)
+            for i, row in enumerate(rows):
+                cumulative = np.cumsum(row, dtype=row.dtype)  # one rounding per step, in order
+                cumulative = cumulative / cumulative[-1]
+                cumulative[-1] = 1
+                uniforms = self._unit(n_sample, np.dtype(np.float64))
+                picked[i] = np.searchsorted(cumulative.astype(np.float64), uniforms, "left")
+        return picked.reshape((*probs.shape[:-1], n_sample)).astype(np.int64)
+
     # --- bernoulli ----------------------------------------------------------------------------
 
     def bernoulli(self, p: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Filling a tensor in place with random draws: uniform_, normal_, bernoulli_ (and bernoulli).
+"""Filling a tensor in place with random draws: uniform_, normal_, exponential_, bernoulli_
+(and bernoulli, multinomial).
 
 They draw from PyTorch's CPU stream (engine/random.py) exactly as PyTorch does, write into the
 tensor's memory and bump its version, recording no grad_fn: the values are new, not computed
@@ -27,6 +28,14 @@ class Sampling:
         dt = _float_target(self, "normal_")
         drawn = creation._generator(generator).normal(self._array.shape, mean, std, dt.name)
         return _fill(self, drawn, "normal_")
+
+    def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
+        dt = _float_target(self, "exponential_")
+        drawn = creation._generator(generator).exponential(self._array.shape, lambd, dt.name)
+        return _fill(self, drawn, "exponential_")
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None) -> Tensor:
+        return creation.multinomial(self, num_samples, replacement, generator=generator)
 
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         gen = creation._generator(generator)

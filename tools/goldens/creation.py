@@ -552,6 +552,57 @@ print(d.tolist(), e.tolist(), f.tolist(), g.tolist())
 """,
 )
 
+S(
+    "create-random-exponential-multinomial",
+    """
+import torch
+torch.manual_seed(0)
+a = torch.empty(6).exponential_()
+b = torch.empty(5, dtype=torch.float64).exponential_(2.5)
+c = torch.multinomial(torch.tensor([0.1, 0.2, 0.7]), 5, replacement=True)
+d = torch.multinomial(torch.tensor([1.0, 2.0, 3.0, 4.0]), 2)
+P = torch.rand(3, 5)
+e = torch.multinomial(P, 3)
+f = torch.multinomial(P, 4, True)
+h = torch.multinomial(P.double(), 1)
+i = torch.multinomial(torch.tensor([0.0, 5.0, 1.0, 0.0]), 6, replacement=True)
+print(a.tolist(), b.tolist(), c, d)
+print(e, f, h, i)
+attempts = [
+    lambda: torch.multinomial(torch.tensor([1.0, 2.0]), 3),
+    lambda: torch.multinomial(torch.tensor([0.0, 0.0]), 1),
+    lambda: torch.multinomial(torch.tensor([-1.0, 2.0]), 1),
+    lambda: torch.multinomial(torch.tensor(1.0), 1),
+    lambda: torch.multinomial(torch.tensor([1.0, 2.0]), 0),
+]
+for attempt in attempts:
+    try:
+        attempt()
+    except Exception as err:
+        print(type(err).__name__, err)
+""",
+)
+S(
+    "create-random-makemore-sampling",
+    """
+import torch
+# sampling names from bigram counts, as in makemore: one multinomial draw per character
+g = torch.Generator().manual_seed(2147483647)
+N = torch.randint(0, 20, (27, 27), generator=g).float() + 1
+P = N / N.sum(1, keepdim=True)
+itos = {i: ch for i, ch in enumerate(".abcdefghijklmnopqrstuvwxyz")}
+for _ in range(5):
+    out = []
+    ix = 0
+    while True:
+        ix = torch.multinomial(P[ix], num_samples=1, replacement=True, generator=g).item()
+        out.append(itos[ix])
+        if ix == 0 or len(out) > 12:
+            break
+    print("".join(out))
+""",
+)
+
 # ***** devices: everything runs on the CPU *****
 
 S(
