@@ -893,3 +893,87 @@ print(c.grad_fn.next_functions[0][0].next_functions[0][0].name())
 print(x.grad)
 """,
 )
+
+# ***** edges: unbatched inputs, broadcast weights, float64, empty batches *****
+
+S(
+    "loss-edge-unbatched-cross-entropy",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([0.2, -1.0, 0.5, 1.5], requires_grad=True)
+y = torch.tensor(2)
+w = torch.tensor([1.0, 2.0, 0.5, 3.0])
+a = F.cross_entropy(x, y, label_smoothing=0.25)
+b = F.cross_entropy(x, y, weight=w, label_smoothing=0.1, reduction="none")
+c = F.cross_entropy(x, torch.tensor([0.1, 0.2, 0.3, 0.4]), reduction="none")
+d = F.nll_loss(torch.log_softmax(x, 0), y, weight=w)
+print(a, b, c, d, sep="\\n")
+(a + b + c + d).backward()
+print(x.grad)
+""",
+)
+S(
+    "loss-edge-broadcast-weights",
+    """
+import torch
+import torch.nn.functional as F
+p = torch.tensor([[0.2, 0.7, 0.9], [0.4, 0.5, 0.1]], requires_grad=True)
+t = torch.tensor([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])
+a = F.binary_cross_entropy(p, t, weight=torch.tensor([1.0, 2.0, 3.0]))
+b = F.binary_cross_entropy_with_logits(p, t, weight=torch.tensor([[2.0], [0.5]]), reduction="none")
+c = F.binary_cross_entropy_with_logits(p, t, pos_weight=torch.tensor([3.0, 1.0, 0.5]))
+print(a, b, c, sep="\\n")
+(a + b.sum() + c).backward()
+print(p.grad)
+""",
+)
+S(
+    "loss-edge-float64",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([[0.2, -1.0, 0.5], [1.5, 0.3, -0.7]], dtype=torch.float64, requires_grad=True)
+y = torch.tensor([1, 0])
+p = torch.tensor([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]], dtype=torch.float64)
+losses = [
+    F.cross_entropy(x, y, label_smoothing=0.1),
+    F.cross_entropy(x, p),
+    F.binary_cross_entropy(torch.sigmoid(x), p),
+    F.binary_cross_entropy_with_logits(x, p),
+    F.smooth_l1_loss(x, p),
+    F.huber_loss(x, p, delta=0.5),
+    F.l1_loss(x, p),
+]
+print(losses)
+sum(losses).backward()
+print(x.grad)
+print(F.binary_cross_entropy_with_logits(x.float(), p))
+""",
+)
+S(
+    "loss-edge-empty-batch",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.zeros(0, 3, requires_grad=True)
+y = torch.zeros(0, dtype=torch.long)
+print(F.cross_entropy(x, y), F.cross_entropy(x, y, reduction="sum"))
+print(F.cross_entropy(x, y, reduction="none"))
+print(F.mse_loss(x, x.detach()), F.l1_loss(x, x.detach(), reduction="none"))
+print(F.binary_cross_entropy_with_logits(x, x.detach()))
+""",
+)
+S(
+    "loss-edge-legacy-reduction-flags",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+t = torch.tensor([0.0, 1.0, 2.5])
+print(F.mse_loss(x, t, size_average=False), F.l1_loss(x, t, reduce=False))
+print(F.smooth_l1_loss(x, t, size_average=True, reduce=True))
+print(nn.MSELoss(size_average=False).reduction, nn.CrossEntropyLoss(reduce=False).reduction)
+""",
+)
