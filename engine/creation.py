@@ -364,6 +364,23 @@ def set_rng_state(new_state: Tensor) -> None:
     rng.default_generator.load_state_bytes(new_state._array)
 
 
+def set_default_tensor_type(t) -> None:
+    """set_default_dtype's pre-2.1 spelling: torch.set_default_tensor_type(torch.DoubleTensor)."""
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    if isinstance(t, str):
+        from engine.ops.conversion import BY_TYPE_NAME  # the names Tensor.type() prints
+
+        if t not in BY_TYPE_NAME:
+            raise TypeError(f"invalid type: '{t}'")
+        t = BY_TYPE_NAME[t]
+    dtypes.set_default_float(getattr(t, "dtype", t))  # torch.DoubleTensor carries its dtype
+
+
 def _generator(generator) -> rng.Generator:
     if generator is None:
         return rng.default_generator

@@ -657,6 +657,15 @@ class TorchGenerator(Generator):
 
         return CPU
 
+    def get_state(self):
+        """PyTorch's 5056 bytes, as a uint8 tensor (torch.get_rng_state for this generator)."""
+        from engine.record import leaf  # tensors build on this module, not it on them
+
+        return leaf(self.state_bytes(), False, "get_state")
+
+    def set_state(self, new_state) -> TorchGenerator:
+        return self.load_state_bytes(new_state._array)
+
 
 # the name PyTorch's class prints with: <torch._C.Generator object at 0x...>
 TorchGenerator.__module__, TorchGenerator.__qualname__ = "torch._C", "Generator"

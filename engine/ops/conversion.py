@@ -20,7 +20,7 @@ TYPE_NAMES = {
     "int64": "torch.LongTensor",
     "bool": "torch.BoolTensor",
 }
-_BY_TYPE_NAME = {
+BY_TYPE_NAME = {
     name: getattr(dtypes, dt if dt != "bool" else "bool_") for dt, name in TYPE_NAMES.items()
 }
 
@@ -101,9 +101,9 @@ class Conversion:
         if dtype is None:
             return TYPE_NAMES[self.dtype.name]
         if isinstance(dtype, str):
-            if dtype not in _BY_TYPE_NAME:
+            if dtype not in BY_TYPE_NAME:
                 raise ValueError(f"invalid type: '{dtype}'")
-            return self.to(_BY_TYPE_NAME[dtype])
+            return self.to(BY_TYPE_NAME[dtype])
         return self.to(getattr(dtype, "dtype", dtype))  # torch.LongTensor carries its dtype
 
     # ***** the device: always the CPU *****

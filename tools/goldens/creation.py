@@ -433,6 +433,21 @@ print(f, torch.get_default_dtype())
 """,
 )
 S(
+    "create-set-default-tensor-type",
+    """
+import torch
+torch.set_default_tensor_type(torch.DoubleTensor)
+a = torch.tensor([1.5])
+torch.set_default_tensor_type("torch.FloatTensor")
+b = torch.tensor([1.5])
+print(a, b, torch.get_default_dtype())
+try:
+    torch.set_default_tensor_type(torch.LongTensor)
+except Exception as e:
+    print(type(e).__name__, e)
+""",
+)
+S(
     "create-bfloat16",
     """
 import torch
@@ -532,6 +547,18 @@ d = torch.rand(4)
 print(torch.equal(c, d))
 torch.set_rng_state(fresh)
 print(torch.equal(torch.rand(3), a))
+""",
+)
+S(
+    "create-random-generator-state",
+    """
+import torch
+g = torch.Generator().manual_seed(3)
+s = g.get_state()
+a = torch.rand(2, generator=g)
+g.set_state(s)
+b = torch.rand(2, generator=g)
+print(s.dtype, s.shape, s[:12], torch.equal(a, b), g.device)
 """,
 )
 S(
