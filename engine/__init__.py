@@ -57,7 +57,14 @@ from engine.dtypes import (
     uint8,
 )
 from engine.dtypes import bool_ as bool  # noqa: A001 - torch.bool
-from engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from engine.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from engine.legacy import (
     BFloat16Tensor,
     BoolTensor,
@@ -254,6 +261,8 @@ __all__ = [
     "int32",
     "int64",
     "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
     "is_tensor",
     "linalg",
     "linspace",

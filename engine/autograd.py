@@ -1,10 +1,30 @@
-"""torch.autograd: backward, grad, and the grad-mode switches."""
+"""torch.autograd: backward, grad, Function, functional, and the grad-mode switches."""
 
+from engine import autograd_functional as functional
+from engine import function
 from engine.backward import backward, grad
-from engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from engine.function import Function
+from engine.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from engine.unsupported import missing_attribute
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = [
+    "backward",
+    "grad",
+    "Function",
+    "function",
+    "functional",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+]
 
 
 def __getattr__(name: str):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from engine import numerics
+from engine import numerics, record, saved
 from engine.graph import Node
 
 # ***** pointwise, two inputs *****
@@ -27,6 +27,9 @@ class AddBackward0(Node):
     def backward(self, grad):
         return grad, grad if self.alpha == 1 else grad * self.alpha
 
+    def backward_graph(self, grad):
+        return grad, grad if self.alpha == 1 else _scaled(grad, self.alpha)
+
 
 class SubBackward0(Node):
     formula = "grad_self = grad; grad_other = -alpha * grad"
@@ -38,6 +41,9 @@ class SubBackward0(Node):
     def backward(self, grad):
         return grad, -grad if self.alpha == 1 else -grad * self.alpha
 
+    def backward_graph(self, grad):
+        return grad, -grad if self.alpha == 1 else _scaled(-grad, self.alpha)
+
 
 class RsubBackward1(Node):
     formula = "grad_self = -grad  (other - self)"
@@ -46,6 +52,9 @@ class RsubBackward1(Node):
         return other - a
 
     def backward(self, grad):
+        return (-grad,)
+
+    def backward_graph(self, grad):
         return (-grad,)
 
 
@@ -69,6 +78,13 @@ class MulBackward0(Node):
             grad * a if a is not None else None,
         )
 
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            grad * saved[1] if 1 in saved else None,
+            grad * saved[0] if 0 in saved else None,
+        )
+
 
 class DivBackward0(Node):
     formula = "grad_self = grad / other; grad_other = -grad * self / other²"
@@ -84,6 +100,13 @@ class DivBackward0(Node):
         b = saved[-1]
         grad_a = grad / b if self.needs_input_grad[0] else None
         grad_b = -grad * saved[0] / (b * b) if self.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        b = saved[1]
+        grad_a = grad / b if self.needs_input_grad[0] else None
+        grad_b = -grad * ((saved[0] / b) / b) if self.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
@@ -102,6 +125,12 @@ class PowBackward0(Node):
         if self.exponent == 0:
             return (np.zeros_like(grad),)
         return (grad * self.exponent * a ** (self.exponent - 1),)
+
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        if self.exponent == 0:
+            return (_zeros_like(a),)
+        return (grad * _scaled(a ** (self.exponent - 1), self.exponent),)
 
 
 class PowBackward1(Node):
@@ -154,6 +183,9 @@ class RemainderBackward0(Node):
         return np.mod(a, other)  # the result takes the divisor's sign, as torch.remainder's does
 
     def backward(self, grad):
+        return (grad,)
+
+    def backward_graph(self, grad):
         return (grad,)
 
 
@@ -223,6 +255,9 @@ class NegBackward0(Node):
     def backward(self, grad):
         return (-grad,)
 
+    def backward_graph(self, grad):
+        return (-grad,)
+
 
 class ExpBackward0(Node):
     formula = "grad_self = grad * result  (d/dx eˣ = eˣ)"
@@ -234,6 +269,9 @@ class ExpBackward0(Node):
     def backward(self, grad):
         (result,) = self.saved_values()
         return (grad * result,)
+
+    def backward_graph(self, grad):
+        return (grad * _linked(self)["result"],)
 
 
 class LogBackward0(Node):
@@ -249,6 +287,9 @@ class LogBackward0(Node):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (grad / a,)
 
+    def backward_graph(self, grad):
+        return (grad / _linked(self)[0],)
+
 
 class SinBackward0(Node):
     formula = "grad_self = grad * cos(self)"
@@ -260,6 +301,9 @@ class SinBackward0(Node):
     def backward(self, grad):
         (a,) = self.saved_values()
         return (grad * np.cos(a),)
+
+    def backward_graph(self, grad):
+        return (grad * _linked(self)[0].cos(),)
 
 
 class CosBackward0(Node):
@@ -273,6 +317,9 @@ class CosBackward0(Node):
         (a,) = self.saved_values()
         return (grad * -np.sin(a),)
 
+    def backward_graph(self, grad):
+        return (grad * -_linked(self)[0].sin(),)
+
 
 class TanhBackward0(Node):
     formula = "grad_self = grad * (1 - result²)"
@@ -285,6 +332,9 @@ class TanhBackward0(Node):
         (result,) = self.saved_values()
         return (grad * (1 - result * result),)
 
+    def backward_graph(self, grad):
+        return (_apply(TanhBackwardBackward0, (grad, _linked(self)["result"])),)
+
 
 class SigmoidBackward0(Node):
     formula = "grad_self = grad * result * (1 - result)"
@@ -296,6 +346,9 @@ class SigmoidBackward0(Node):
     def backward(self, grad):
         (result,) = self.saved_values()
         return (grad * (1 - result) * result,)
+
+    def backward_graph(self, grad):
+        return (_apply(SigmoidBackwardBackward0, (grad, _linked(self)["result"])),)
 
 
 def sigmoid(a: np.ndarray) -> np.ndarray:
@@ -316,6 +369,9 @@ class ReluBackward0(Node):
         (result,) = self.saved_values()
         return (np.where(result > 0, grad, 0),)  # +0 where cut off, as PyTorch's where()
 
+    def backward_graph(self, grad):
+        return (_apply(ThresholdBackwardBackward0, (grad, _linked(self)["result"]), threshold=0),)
+
 
 class SqrtBackward0(Node):
     formula = "grad_self = grad / (2 * result)"
@@ -329,6 +385,9 @@ class SqrtBackward0(Node):
         (result,) = self.saved_values()
         with np.errstate(divide="ignore", invalid="ignore"):
             return (grad / (2 * result),)
+
+    def backward_graph(self, grad):
+        return (grad / _scaled(_linked(self)["result"], 2),)
 
 
 class AbsBackward0(Node):
@@ -354,6 +413,10 @@ class ReciprocalBackward0(Node):
     def backward(self, grad):
         (result,) = self.saved_values()
         return (-grad * result * result,)
+
+    def backward_graph(self, grad):
+        result = _linked(self)["result"]
+        return (-grad * (result * result),)
 
 
 class ClampBackward1(Node):
@@ -393,6 +456,9 @@ class CloneBackward0(Node):
     def backward(self, grad):
         return (grad,)
 
+    def backward_graph(self, grad):
+        return (grad,)
+
 
 class ToCopyBackward0(Node):
     formula = "grad_self = grad, converted back to self's dtype"
@@ -402,6 +468,9 @@ class ToCopyBackward0(Node):
 
     def backward(self, grad):
         return (grad,)
+
+    def backward_graph(self, grad):
+        return (grad,)  # the walk converts it back to the input's dtype (ToCopyBackward0)
 
 
 class WhereBackward0(Node):
@@ -431,6 +500,9 @@ class SumBackward0(Node):
     def backward(self, grad):
         return (np.broadcast_to(grad, self.shape),)
 
+    def backward_graph(self, grad):
+        return (grad.expand(self.shape),)
+
 
 class SumBackward1(Node):
     formula = "grad_self = grad, copied along the summed dims"
@@ -445,6 +517,9 @@ class SumBackward1(Node):
         if not self.keepdim:
             grad = np.expand_dims(grad, self.dim)
         return (np.broadcast_to(grad, self.shape),)
+
+    def backward_graph(self, grad):
+        return (_unsqueezed(grad, self.dim, self.keepdim).expand(self.shape),)
 
 
 def _sum_dtype(a):
@@ -464,6 +539,10 @@ class MeanBackward0(Node):
     def backward(self, grad):
         return (np.broadcast_to(grad / max(np.prod(self.shape), 1), self.shape),)
 
+    def backward_graph(self, grad):
+        count = max(math.prod(self.shape), 1)
+        return (_apply(DivBackward1, (grad.expand(self.shape),), other=count),)
+
 
 class MeanBackward1(Node):
     formula = "grad_self = grad / n, copied along the averaged dims"
@@ -479,6 +558,11 @@ class MeanBackward1(Node):
         if not self.keepdim:
             grad = np.expand_dims(grad, self.dim)
         return (np.broadcast_to(grad / count, self.shape),)
+
+    def backward_graph(self, grad):
+        count = math.prod(self.shape[d] for d in self.dim)
+        spread = _unsqueezed(grad, self.dim, self.keepdim).expand(self.shape)
+        return (_apply(DivBackward1, (spread,), other=count),)
 
 
 class MaxBackward1(Node):
@@ -548,6 +632,9 @@ class ViewBackward0(Node):
     def backward(self, grad):
         return (grad.reshape(self.shape),)
 
+    def backward_graph(self, grad):
+        return (grad.reshape(self.shape),)
+
 
 class AliasBackward0(Node):
     """x[...] and x[:, :]: a new tensor on the same memory, recorded though nothing changed."""
@@ -559,6 +646,9 @@ class AliasBackward0(Node):
         return a.view()
 
     def backward(self, grad):
+        return (grad,)
+
+    def backward_graph(self, grad):
         return (grad,)
 
 
@@ -580,6 +670,9 @@ class TBackward0(Node):
     def backward(self, grad):
         return (grad.T,)
 
+    def backward_graph(self, grad):
+        return (grad.t(),)
+
 
 class PermuteBackward0(Node):
     formula = "grad_self = grad with its dims put back"
@@ -592,6 +685,9 @@ class PermuteBackward0(Node):
     def backward(self, grad):
         return (grad.transpose(np.argsort(self.dims)),)
 
+    def backward_graph(self, grad):
+        return (grad.permute(*(int(d) for d in np.argsort(self.dims))),)
+
 
 class TransposeBackward0(Node):
     formula = "grad_self = grad with the two dims swapped back"
@@ -603,6 +699,9 @@ class TransposeBackward0(Node):
 
     def backward(self, grad):
         return (np.swapaxes(grad, self.dim0, self.dim1) if grad.ndim else grad,)
+
+    def backward_graph(self, grad):
+        return (grad.transpose(self.dim0, self.dim1) if grad.ndim else grad,)
 
 
 class SqueezeBackward0(Node):
@@ -617,6 +716,13 @@ class SqueezeBackward0(Node):
 
     def backward(self, grad):
         return (grad.reshape(self.shape),)
+
+    def backward_graph(self, grad):
+        # put back each size-1 dim the squeeze removed, as PyTorch's unsqueeze_to does
+        for d, n in enumerate(self.shape):
+            if grad.ndim < len(self.shape) and n == 1 and grad.shape[d : d + 1] != (1,):
+                grad = grad.unsqueeze(d)
+        return (grad,)
 
 
 class SqueezeBackward1(SqueezeBackward0):
@@ -638,6 +744,9 @@ class UnsqueezeBackward0(Node):
     def backward(self, grad):
         return (grad.squeeze(self.dim),)
 
+    def backward_graph(self, grad):
+        return (grad.squeeze(self.dim),)
+
 
 class ExpandBackward0(Node):
     formula = "grad_self = grad summed over the expanded dims"
@@ -649,6 +758,9 @@ class ExpandBackward0(Node):
 
     def backward(self, grad):
         return (grad,)  # the engine sums it back to self's shape
+
+    def backward_graph(self, grad):
+        return (grad,)  # the walk sums it back to self's shape
 
 
 class SelectBackward0(Node):
@@ -697,6 +809,11 @@ class UnbindBackward0(Node):
     def backward(self, *grads):
         return (np.stack(grads, axis=self.dim),)
 
+    def backward_graph(self, *grads):
+        from engine.creation import stack  # creation builds its tensors with these nodes
+
+        return (stack(grads, self.dim),)
+
 
 class StackBackward0(Node):
     formula = "grad_i = slice i of grad"
@@ -743,6 +860,13 @@ class MmBackward0(Node):
             a.T @ grad if a is not None else None,
         )
 
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            grad.mm(saved[1].t()) if 1 in saved else None,
+            saved[0].t().mm(grad) if 0 in saved else None,
+        )
+
 
 class MvBackward0(MmBackward0):
     formula = "grad_self = outer(grad, vec); grad_vec = selfᵀ @ grad"
@@ -756,6 +880,13 @@ class MvBackward0(MmBackward0):
             m.T @ grad if m is not None else None,
         )
 
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            grad.reshape(grad.shape[0], 1) * saved[1] if 1 in saved else None,
+            saved[0].t().mv(grad) if 0 in saved else None,
+        )
+
 
 class DotBackward0(MmBackward0):
     formula = "grad_self = grad * tensor; grad_tensor = grad * self"
@@ -765,6 +896,13 @@ class DotBackward0(MmBackward0):
         b = next(saved) if self.needs_input_grad[0] else None
         a = next(saved) if self.needs_input_grad[1] else None
         return (grad * b if b is not None else None, grad * a if a is not None else None)
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            grad * saved[1] if 1 in saved else None,
+            grad * saved[0] if 0 in saved else None,
+        )
 
 
 class AddmmBackward0(Node):
@@ -790,6 +928,14 @@ class AddmmBackward0(Node):
             grad,
             grad @ b.T if b is not None else None,
             a.T @ grad if a is not None else None,
+        )
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            grad,
+            grad.mm(saved[2].t()) if 2 in saved else None,
+            saved[1].t().mm(grad) if 1 in saved else None,
         )
 
 
@@ -903,6 +1049,9 @@ class ZeroBackward0(Node):
     def backward(self, grad):
         return (np.zeros_like(grad),)
 
+    def backward_graph(self, grad):
+        return (_zeros_like(grad),)
+
 
 class FillBackward2(ZeroBackward0):
     """fill_(value): PyTorch numbers the in-place overload's node 2."""
@@ -922,6 +1071,110 @@ class CopyBackwards(Node):
 
     def backward(self, grad):
         return np.zeros_like(grad), grad
+
+    def backward_graph(self, grad):
+        return _zeros_like(grad), grad
+
+
+# ***** what a backward recorded as a graph needs (create_graph=True) *****
+
+
+def _linked(node: Node) -> dict:
+    """What the node saved, as Tensors linked into the graph (engine/saved.py)."""
+    return saved.as_tensors(node)
+
+
+def _apply(node_cls, inputs: tuple, **kwargs):
+    return record.apply(node_cls, inputs, **kwargs)
+
+
+def _scaled(t, number):
+    """t times a number, as PyTorch's own formulas multiply (mul.Scalar: MulBackward1)."""
+    return record.apply(MulBackward1, (t,), other=number)
+
+
+def _zeros_like(t):
+    return record.leaf(np.zeros_like(t._array), False, "zeros_like")
+
+
+def _unsqueezed(grad, dims: tuple, keepdim: bool):
+    """A reduction's gradient with its reduced dims back (size 1), ready to expand."""
+    if not keepdim:
+        for d in sorted(dims):
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+# ***** backwards recorded as ops of their own (create_graph=True) *****
+
+
+class TanhBackwardBackward0(Node):
+    """tanh's backward as an op: grad_output * (1 - output²), recorded by a create_graph pass."""
+
+    formula = (
+        "grad_grad_output = grad * (1 - output²); grad_output = -2 * grad * grad_output * output"
+    )
+
+    def forward(self, grad_output, output):
+        self.save(0, 1)
+        return grad_output * (1 - output * output)
+
+    def backward(self, grad):
+        grad_output, output = self.saved_values()
+        return grad * (1 - output * output), grad * (-2 * output * grad_output)
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        grad_output, output = saved[0], saved[1]
+        return (
+            _apply(TanhBackwardBackward0, (grad, output)) if self.needs_input_grad[0] else None,
+            grad * (_scaled(output, -2) * grad_output) if self.needs_input_grad[1] else None,
+        )
+
+
+class SigmoidBackwardBackward0(Node):
+    """sigmoid's backward as an op: grad_output * (1 - output) * output."""
+
+    formula = (
+        "grad_grad_output = grad * (1 - output) * output; "
+        "grad_output = grad * grad_output * (1 - 2 * output)"
+    )
+
+    def forward(self, grad_output, output):
+        self.save(0, 1)
+        return grad_output * (1 - output) * output
+
+    def backward(self, grad):
+        grad_output, output = self.saved_values()
+        return grad * (1 - output) * output, grad * grad_output * (-2 * output + 1)
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        grad_output, output = saved[0], saved[1]
+        return (
+            _apply(SigmoidBackwardBackward0, (grad, output)) if self.needs_input_grad[0] else None,
+            grad * grad_output * (_scaled(output, -2) + 1) if self.needs_input_grad[1] else None,
+        )
+
+
+class ThresholdBackwardBackward0(Node):
+    """relu's backward as an op: grad_output where self > threshold, else 0."""
+
+    formula = "grad_grad_output = grad where self > threshold, else 0; grad_self = 0"
+
+    def forward(self, grad_output, a, threshold):
+        self.threshold = threshold
+        self.save(1)
+        return np.where(a <= threshold, 0, grad_output).astype(grad_output.dtype, copy=False)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        return np.where(a <= self.threshold, 0, grad), np.zeros_like(grad)
+
+    def backward_graph(self, grad):
+        a = _linked(self)[1]
+        kept = _apply(ThresholdBackwardBackward0, (grad, a), threshold=self.threshold)
+        return kept, _zeros_like(grad)
 
 
 # ***** reductions and scans (more) *****

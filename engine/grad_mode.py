@@ -1,7 +1,8 @@
-"""Whether operations are recorded: no_grad, enable_grad, set_grad_enabled."""
+"""Whether operations are recorded: no_grad, enable_grad, set_grad_enabled, inference_mode."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from engine import tracing
@@ -14,8 +15,19 @@ class _State:
 state = _State()
 
 
+class _InferenceState:
+    enabled = False
+
+
+inference_state = _InferenceState()
+
+
 def is_grad_enabled() -> bool:
     return state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return inference_state.enabled
 
 
 def _set(enabled: bool) -> None:
@@ -90,3 +102,51 @@ class set_grad_enabled(_GradMode):  # noqa: N801
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+class inference_mode(_GradMode):  # noqa: N801
+    """Like no_grad, and what is made inside is an inference tensor: autograd may never save it.
+
+    inference_mode(False) switches both back on: recording, and ordinary tensors.
+    """
+
+    def __new__(cls, mode=True):
+        self = object.__new__(cls)
+        if callable(mode):  # `@torch.inference_mode` bare
+            self.enabled = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True) -> None:
+        self.enabled = bool(mode)
+
+    def __enter__(self) -> None:
+        self.previous = (state.enabled, inference_state.enabled)
+        inference_state.enabled = self.enabled
+        _set(not self.enabled)
+
+    def __exit__(self, *exc) -> None:
+        grad, inference_state.enabled = self.previous
+        _set(grad)
+
+    def __call__(self, fn):
+        enabled = self.enabled
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(enabled):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+@contextlib.contextmanager
+def quietly(enabled: bool):
+    """Grad mode for the engine's own work (a custom Function's forward, the backward walk):
+    unlike no_grad, not an event of the program, so the tracer is not told."""
+    previous = state.enabled
+    state.enabled = enabled
+    try:
+        yield
+    finally:
+        state.enabled = previous

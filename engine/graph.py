@@ -1,4 +1,5 @@
-"""The recorded graph: backward nodes (grad_fn), AccumulateGrad for leaves, saved tensors."""
+"""The recorded graph: backward nodes (grad_fn), AccumulateGrad for leaves, saved tensors, and
+the hooks a program hangs on them."""
 
 from __future__ import annotations
 
@@ -6,12 +7,20 @@ import itertools
 
 import numpy as np
 
+from engine.grad_mode import inference_state
+
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you "
     "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward."
+)
+INFERENCE_SAVED_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
 )
 ANOMALY_HINT = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
@@ -23,12 +32,17 @@ _sequence = itertools.count()
 
 
 class Version:
-    """An in-place counter shared by a tensor and every view of it."""
+    """An in-place counter shared by a tensor and every view of it.
 
-    __slots__ = ("value",)
+    It also says whether the tensor was made in inference mode: such a tensor (and its views)
+    can never be saved for a backward pass.
+    """
+
+    __slots__ = ("value", "inference")
 
     def __init__(self) -> None:
         self.value = 0
+        self.inference = inference_state.enabled
 
 
 class SavedTensor:
@@ -37,6 +51,8 @@ class SavedTensor:
     __slots__ = ("value", "counter", "version", "describe")
 
     def __init__(self, value, counter: Version | None, describe) -> None:
+        if counter is not None and counter.inference:
+            raise RuntimeError(INFERENCE_SAVED_MESSAGE)
         self.value = value
         self.counter = counter
         self.version = counter.value if counter is not None else 0
@@ -74,6 +90,11 @@ class Node:
     released = False
     retained: tuple | list = ()  # weak refs of non-leaf tensors that asked to retain_grad()
     trace_id: str | None = None
+    # hooks, each a dict (handle id -> hook) run in the order registered, or None when there are
+    # none: tensor_hooks maps an output's number to its tensor's register_hook hooks
+    tensor_hooks: dict[int, dict] | None = None
+    pre_hooks: dict | None = None  # register_prehook: hook(grad_outputs)
+    post_hooks: dict | None = None  # register_hook: hook(grad_inputs, grad_outputs)
 
     def __init__(self) -> None:
         self.sequence_nr = next(_sequence)
@@ -83,6 +104,14 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"  # AccumulateGrad, not name()
+
+    def __getattr__(self, name: str):
+        # PyTorch's view of what a node saved: y.grad_fn._saved_self, _saved_result, ...
+        if name.startswith("_saved_"):
+            from engine import saved  # saved values are Tensors, and tensor.py imports this module
+
+            return saved.attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def forward(self, *inputs, **kwargs) -> np.ndarray:
         raise NotImplementedError
@@ -111,6 +140,27 @@ class Node:
     def has_saved(self) -> bool:
         return bool(self.to_save)
 
+    # ***** hooks *****
+
+    def register_prehook(self, hook) -> RemovableHandle:
+        """hook(grad_outputs) runs before this node's backward; a tuple it returns replaces them."""
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return RemovableHandle.add(self.pre_hooks, hook)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """hook(grad_inputs, grad_outputs) runs after this node's backward; a tuple it returns
+        replaces the grad_inputs."""
+        if self.post_hooks is None:
+            self.post_hooks = {}
+        return RemovableHandle.add(self.post_hooks, hook)
+
+    def add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
+        """A hook of the tensor that is this node's output `output_nr` (Tensor.register_hook)."""
+        if self.tensor_hooks is None:
+            self.tensor_hooks = {}
+        return RemovableHandle.add(self.tensor_hooks.setdefault(output_nr, {}), hook)
+
 
 class AccumulateGrad(Node):
     """The node that adds an arriving gradient into a leaf tensor's .grad."""
@@ -124,3 +174,31 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
+
+
+class RemovableHandle:
+    """What register_hook returns: `handle.remove()` takes the hook out again."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self.hooks = hooks
+        self.id = next(RemovableHandle._next_id)
+
+    @classmethod
+    def add(cls, hooks: dict, hook) -> RemovableHandle:
+        handle = cls(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+RemovableHandle.__module__ = "torch.utils.hooks"  # as PyTorch prints its type

@@ -17,7 +17,7 @@ from engine import devices, dtypes, tracing
 from engine.graph import Version
 from engine.printing import tensor_repr
 from engine.shape import Size, wrap_dim
-from engine.unsupported import UnsupportedByGradtrace, missing_attribute
+from engine.unsupported import missing_attribute
 
 Number = numbers.Number
 
@@ -274,13 +274,12 @@ class Tensor:
     def __getattr__(self, name: str):
         raise missing_attribute("Tensor", name)
 
-    # ***** autograd (backward itself is attached by engine/ops/autograd.py) *****
+    # ***** autograd (backward is attached by engine/ops/autograd.py, register_hook by
+    # engine/hooks.py) *****
 
-    def register_hook(self, hook):
-        raise UnsupportedByGradtrace(
-            "Tensor.register_hook is not supported by gradtrace's engine; "
-            "use retain_grad() to see an intermediate gradient"
-        )
+    def is_inference(self) -> bool:
+        """Made inside torch.inference_mode(): autograd can never save it for backward."""
+        return self._version_counter.inference
 
 
 NON_LEAF_GRAD_WARNING = (

@@ -22,6 +22,7 @@ import numpy as np
 from app.render import grads, graph, ops, values
 from app.render.spans import span_text
 from engine import printing
+from engine.saved import input_names
 
 _TENSOR = re.compile(r"^(t\d+)(?:-v(\d+)|-root)?$")
 _NODE = re.compile(r"^(n\d+)$")
@@ -48,21 +49,6 @@ VIEWS = {
 
 ADDRESS = "0x…"
 
-# PyTorch's names for a grad_fn's inputs, where they are not (self, other): what its saved
-# tensors are called (`grad_fn._saved_mat1`).
-INPUT_NAMES = {
-    "AddmmBackward0": ("self", "mat1", "mat2"),
-    "MmBackward0": ("self", "mat2"),
-    "BmmBackward0": ("self", "mat2"),
-    "MvBackward0": ("self", "vec"),
-    "DotBackward0": ("self", "tensor"),
-    "MseLossBackward0": ("self", "target"),
-    "NllLossBackward0": ("self", "target", "weight"),
-    "PowBackward1": ("self", "exponent"),
-    "PowBackward2": ("exponent",),
-    "WhereBackward0": ("condition", "self", "other"),
-}
-
 
 def facts(trace: dict, element_ids: list[str], steps: list[dict]) -> dict[str, list[list]]:
     """[term, detail] rows for each element id that stands for a tensor, a node, something a
@@ -74,7 +60,7 @@ def saved_name(node_name: str, slot: int | None) -> str:
     """PyTorch's attribute for a saved tensor: `_saved_result`, `_saved_self`, `_saved_mat2`."""
     if slot is None:
         return "_saved_result"
-    names = INPUT_NAMES.get(node_name, ("self", "other"))
+    names = input_names(node_name)
     return f"_saved_{names[slot]}" if slot < len(names) else f"_saved_{slot}"
 
 

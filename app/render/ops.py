@@ -875,6 +875,25 @@ OPS: dict[str, Op] = {
         sends=("0", "{g}"),
         inplace="copies {1} into {0}",
     ),
+    # ***** backwards recorded as ops of their own (create_graph=True) *****
+    "TanhBackwardBackward0": Op(
+        symbol="tanh′",
+        does="computes tanh's backward: {0}·(1 - {1}²)",
+        why="differentiating it again needs both the gradient it scaled and tanh's result",
+        sends=("{g}·(1 - {1}²)", "-2·{g}·{0}·{1}"),
+    ),
+    "SigmoidBackwardBackward0": Op(
+        symbol="σ′",
+        does="computes the sigmoid's backward: {0}·(1 - {1})·{1}",
+        why="differentiating it again needs both the gradient it scaled and the sigmoid's result",
+        sends=("{g}·(1 - {1})·{1}", "{g}·{0}·(1 - 2·{1})"),
+    ),
+    "ThresholdBackwardBackward0": Op(
+        symbol="relu′",
+        does="computes ReLU's backward: {0} where {1} > 0, else 0",
+        why="{1} says where the gradient passes, again",
+        sends=("{g} where {1} > 0, else 0", "0"),
+    ),
     # ***** the leaf end *****
     "AccumulateGrad": Op(
         symbol="acc",
@@ -892,6 +911,7 @@ UNRECORDED_INPLACE = {
 
 _PREFIX = "torch::autograd::"
 _SLOT = re.compile(r"\{(\d+|g|i)\}")
+_CUSTOM = re.compile(r"[A-Za-z_]\w*Backward")  # PyTorch's own nodes end in a digit
 
 
 def plain(name: str) -> str:
@@ -904,7 +924,20 @@ def lookup(name: str) -> Op:
     op = OPS.get(plain(name))
     if op is not None:
         return op
+    if _CUSTOM.fullmatch(name):
+        return custom_function(name.removesuffix("Backward"))
     return Op(plain(name), f"applies {plain(name)} to {{0}}", ("?",), why="its backward needs them")
+
+
+def custom_function(function: str) -> Op:
+    """A program's own torch.autograd.Function: its node is <Name>Backward, with no digit."""
+    return Op(
+        symbol="ƒ",
+        does=f"runs the custom autograd Function {function} on {{0}}",
+        sends=(f"{function}.backward({{g}})",),
+        why=f"{function}.forward kept them with ctx.save_for_backward, for its backward",
+        why_not=f"{function}.forward saved nothing for its backward",
+    )
 
 
 def symbol(name: str) -> str:

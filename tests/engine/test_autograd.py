@@ -1,0 +1,213 @@
+"""Autograd itself: hooks, custom Functions, create_graph, inference_mode, saved tensors.
+
+The goldens (tools/goldens/autograd.py) hold the engine to PyTorch's printed behaviour; here are
+the properties behind them: second derivatives against finite differences of first derivatives,
+the order hooks run in, what a traced backward that runs the program's own code records, and
+the full 2000 steps of the tutorial's custom Function.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import engine as torch
+from app.render import render
+from engine.snippet import run_snippet
+from engine.tracer import trace_snippet
+from engine.unsupported import UnsupportedByGradtrace
+from tests.engine.goldens import BY_SLUG
+
+EPS = 1e-6
+SETTINGS = settings(max_examples=20, deadline=None)
+VALUES = st.floats(0.3, 2.5, allow_nan=False, allow_infinity=False)
+SHAPES = hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=3)
+
+
+def leaf(array) -> torch.Tensor:
+    return torch.tensor(np.asarray(array, dtype=np.float64), requires_grad=True)
+
+
+def first_derivative(f, array: np.ndarray) -> np.ndarray:
+    """d f(x).sum() / dx by autograd, with no graph kept."""
+    x = leaf(array)
+    (g,) = torch.autograd.grad(f(x).sum(), x)
+    return g.numpy()
+
+
+# ***** second derivatives, against finite differences of the first *****
+
+FUNCTIONS = {
+    "cube": lambda x: x**3,
+    "sin": lambda x: x.sin(),
+    "cos": lambda x: x.cos(),
+    "exp": lambda x: x.exp(),
+    "log": lambda x: x.log(),
+    "tanh": lambda x: x.tanh(),
+    "sigmoid": lambda x: x.sigmoid(),
+    "sqrt": lambda x: x.sqrt(),
+    "reciprocal": lambda x: x.reciprocal(),
+    "product": lambda x: x * x.sin() * 3,
+    "division": lambda x: (x + 1) / (x * x + 2),
+    "sum-mean": lambda x: (x**2).mean() * x.sum(),
+    "chain": lambda x: (x.tanh() * x.exp()).sigmoid(),
+    "relu-square": lambda x: (x - 3).relu() ** 2 + (x - 0.1).relu() ** 2,  # both sides, no kink
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@SETTINGS
+@given(data=st.data())
+def test_second_derivative_matches_finite_differences(name, data):
+    f = FUNCTIONS[name]
+    array = data.draw(hnp.arrays(np.float64, data.draw(SHAPES), elements=VALUES))
+    x = leaf(array)
+    (g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)
+    weights = np.linspace(-1.0, 1.5, g.numel()).reshape(g.shape)
+    (h,) = torch.autograd.grad((g * torch.tensor(weights)).sum(), x)
+    # the same weighted sum of first derivatives, differentiated numerically
+    expected = np.zeros_like(array)
+    for index in np.ndindex(array.shape):
+        up, down = array.copy(), array.copy()
+        up[index] += EPS
+        down[index] -= EPS
+        expected[index] = (
+            (first_derivative(f, up) * weights).sum() - (first_derivative(f, down) * weights).sum()
+        ) / (2 * EPS)
+    np.testing.assert_allclose(h.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+@SETTINGS
+@given(
+    a=hnp.arrays(np.float64, (2, 3), elements=VALUES),
+    b=hnp.arrays(np.float64, (3, 2), elements=VALUES),
+)
+def test_mixed_second_derivative_of_a_matrix_product(a, b):
+    def grad_a(b_array):
+        ta, tb = leaf(a), leaf(b_array)
+        (g,) = torch.autograd.grad((ta.mm(tb) ** 2).sum(), ta)
+        return g.numpy()
+
+    ta, tb = leaf(a), leaf(b)
+    (ga,) = torch.autograd.grad((ta.mm(tb) ** 2).sum(), ta, create_graph=True)
+    (h,) = torch.autograd.grad(ga.sum(), tb)
+    expected = np.zeros_like(b)
+    for index in np.ndindex(b.shape):
+        up, down = b.copy(), b.copy()
+        up[index] += EPS
+        down[index] -= EPS
+        expected[index] = (grad_a(up).sum() - grad_a(down).sum()) / (2 * EPS)
+    np.testing.assert_allclose(h.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_hessian_is_symmetric_and_matches_the_formula():
+    x = np.array([0.5, -1.0, 2.0])
+    h = torch.autograd.functional.hessian(lambda t: (t**2).sum() * t.sin().sum(), torch.tensor(x))
+    s, q = np.sin(x).sum(), (x**2).sum()
+    expected = 2 * np.outer(x, np.cos(x)) + 2 * np.outer(np.cos(x), x)
+    expected += np.diag(2 * s - q * np.sin(x))
+    np.testing.assert_allclose(h.numpy(), expected, rtol=1e-5)
+    assert not h.requires_grad
+
+
+def test_double_backward_through_an_unsupported_node_says_so():
+    x = leaf([1.0, 2.0])
+    y = (x.softmax(0) * x).sum()
+    with pytest.raises(UnsupportedByGradtrace, match="double backward through SoftmaxBackward0"):
+        torch.autograd.grad(y, x, create_graph=True)
+    (g,) = torch.autograd.grad(y, x)  # without create_graph it is an ordinary backward
+    assert g.grad_fn is None
+
+
+def test_create_graph_keeps_the_graph_by_default():
+    x = leaf([1.0, 2.0])
+    y = (x.exp() * x).sum()
+    y.backward(create_graph=True)
+    y.backward()  # no "backward through the graph a second time": retain_graph followed it
+    assert x.grad.grad_fn is not None
+
+
+# ***** hooks *****
+
+
+def test_hooks_run_in_order_and_each_sees_the_last_ones_result():
+    seen = []
+    x = leaf([1.0])
+    y = x * 2
+    y.register_hook(lambda g: seen.append(("a", g.item())) or g + 1)
+    y.register_hook(lambda g: seen.append(("b", g.item())) or g * 10)
+    x.register_hook(lambda g: seen.append(("leaf", g.item())))
+    y.sum().backward()
+    assert seen == [("a", 1.0), ("b", 2.0), ("leaf", 40.0)]
+    assert x.grad.item() == 40.0
+
+
+def test_a_removed_hook_no_longer_runs_and_the_handle_is_a_context_manager():
+    x = leaf([1.0])
+    with x.register_hook(lambda g: g * 0):
+        pass
+    (x * 3).sum().backward()
+    assert x.grad.item() == 3.0
+
+
+def test_a_traced_backward_that_runs_program_code_is_recorded():
+    code = (
+        "import torch\n"
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "y = x * x\n"
+        "y.register_hook(lambda g: g * torch.tensor([2.0, 3.0]))\n"
+        "y.sum().backward()\n"
+        "print(x.grad)\n"
+    )
+    trace = trace_snippet(code)
+    assert trace["outcome"] == {"status": "ok"}
+    assert trace["stdout"] == "tensor([ 4., 12.])\n"
+    kinds = [e["kind"] for e in trace["events"]]
+    assert kinds.index("backward_begin") < kinds.index("accumulate")
+    render(trace)  # the player copes with ops inside a backward
+
+
+# ***** custom Functions *****
+
+
+def test_the_tutorials_custom_function_runs_its_full_2000_steps():
+    """The tutorial as written; its printed losses match PyTorch's while float32 sums agree."""
+    golden = BY_SLUG["autograd-function-legendre-tutorial"]
+    source = golden["source"].replace("range(400)", "range(2000)")
+    printed = []
+    run_snippet(source, print_function=lambda *args: printed.append(args))
+    losses = {int(t): v for t, v in (p for p in printed if len(p) == 2)}
+    assert sorted(losses) == list(range(99, 2000, 100))
+    recorded = [line.split() for line in golden["stdout"].splitlines()[:4]]
+    for step, loss in recorded:
+        assert math.isclose(losses[int(step)], float(loss), rel_tol=1e-6)
+    assert losses[1999] == pytest.approx(8.9436, abs=1e-3)  # PyTorch: 8.943641662597656
+
+
+def test_a_custom_function_in_a_trace_is_narrated():
+    golden = BY_SLUG["autograd-function-node"]
+    trace = trace_snippet(golden["source"])
+    assert trace["stdout"] == golden["stdout"]
+    names = {n["name"] for n in trace["nodes"].values()}
+    assert "CubeBackward" in names
+    texts = " ".join(s["text"] for s in render(trace)["steps"])
+    assert "runs the custom autograd Function Cube" in texts
+
+
+# ***** inference mode *****
+
+
+def test_inference_mode_is_a_decorator_too_and_restores_the_modes():
+    @torch.inference_mode
+    def bare(t):
+        return t * 2, torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+    out, inference, grad = bare(leaf([1.0]))
+    assert (inference, grad) == (True, False)
+    assert out.is_inference() and not out.requires_grad
+    assert not torch.is_inference_mode_enabled() and torch.is_grad_enabled()
