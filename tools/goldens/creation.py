@@ -506,6 +506,20 @@ except Exception as err:
 """,
 )
 S(
+    "create-random-normal-sizes",
+    """
+import torch
+# 16 and more elements switch PyTorch's normal kernel to its vectorised Box-Muller
+torch.manual_seed(4)
+print(torch.normal(torch.zeros(20), torch.ones(20) * 3).tolist())
+print(torch.normal(torch.arange(17.0).reshape(1, 17), torch.full((2, 1), 0.5)).tolist())
+print(torch.normal(1.5, torch.linspace(0, 2, 33)).tolist())
+print(torch.normal(torch.zeros(16, dtype=torch.float64), 2.0).tolist())
+print(torch.empty(33, dtype=torch.float64).normal_(3, 0.1).tolist())
+print(torch.randint(-5, 5, (7,)).tolist(), torch.randint(0, 2**40, (3,)).tolist())
+""",
+)
+S(
     "create-random-generator",
     """
 import torch
