@@ -2145,6 +2145,149 @@ class LogSigmoidBackward0(Node):
         return (grad * np.where(a < 0, 1 / (1 + z), z / (1 + z)),)
 
 
+class CeluBackward0(EluBackward0):
+    """celu: elu with its exponent scaled by 1/alpha, so the curve stays continuous in slope."""
+
+    formula = "grad_self = grad where self > 0, else grad * exp(self / alpha)"
+
+    def forward(self, a, alpha):
+        return super().forward(a, alpha, 1.0, 1.0 / alpha)
+
+
+class CeluBackward1(EluBackward1):
+    """celu_ (in place): the derivative is rebuilt from the result."""
+
+    formula = "grad_self = grad where result > 0, else grad * (result / alpha + 1)"
+
+    def forward(self, a, alpha):
+        return super().forward(a, alpha, 1.0, 1.0 / alpha)
+
+
+class ThresholdBackward0(Node):
+    formula = "grad_self = grad where self > threshold, else 0"
+
+    def forward(self, a, threshold, value):
+        self.threshold = threshold
+        self.save(0)
+        return np.where(a > threshold, a, a.dtype.type(value))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        return (np.where(a > self.threshold, grad, np.zeros((), grad.dtype)),)
+
+
+class ThresholdBackward1(ThresholdBackward0):
+    """threshold_ (in place): PyTorch keeps a copy of the old values for the backward."""
+
+
+class SoftshrinkBackward0(Node):
+    formula = "grad_self = grad where |self| > lambd, else 0"
+
+    def forward(self, a, lambd):
+        self.lambd = lambd
+        self.save(0)
+        kind = a.dtype.type
+        # inside the band the result is x * 0: a signed zero, as PyTorch's kernel writes it
+        return np.where(a > lambd, a - kind(lambd), np.where(a < -lambd, a + kind(lambd), a * 0))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        return (np.where(np.abs(a) > self.lambd, grad, np.zeros((), grad.dtype)),)
+
+
+class HardshrinkBackward0(SoftshrinkBackward0):
+    formula = "grad_self = grad where |self| > lambd, else 0"
+
+    def forward(self, a, lambd):
+        self.lambd = lambd
+        self.save(0)
+        return np.where(np.abs(a) > lambd, a, np.zeros((), a.dtype))
+
+
+class MishBackward0(Node):
+    formula = "grad_self = grad * (t + self * σ(self) * (1 - t²)), t = tanh(softplus(self))"
+
+    def forward(self, a):
+        self.save(0)
+        with np.errstate(over="ignore"):
+            return a * np.tanh(np.log1p(np.exp(a)))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(over="ignore"):
+            t = np.tanh(np.log1p(np.exp(a)))
+        sigmoid = 1 / (1 + np.exp(-a))
+        return (grad * (t + a * sigmoid * (1 - t * t)),)
+
+
+class HardswishBackward0(Node):
+    formula = "grad_self = 0 up to -3, grad * (self / 3 + 1/2) between -3 and 3, grad from 3 on"
+
+    def forward(self, a):
+        self.save(0)
+        kind = a.dtype.type
+        return a * np.clip(a + kind(3), 0, 6) / kind(6)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        kind = a.dtype.type
+        slope = np.where(a <= -3, kind(0), np.where(a < 3, a / kind(3) + kind(0.5), kind(1)))
+        return (grad * slope,)
+
+
+class HardsigmoidBackward0(Node):
+    formula = "grad_self = grad / 6 where -3 < self < 3, else 0"
+
+    def forward(self, a):
+        self.save(0)
+        kind = a.dtype.type
+        return np.clip(a + kind(3), 0, 6) / kind(6)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        inside = (a > -3) & (a < 3)
+        return (np.where(inside, grad / grad.dtype.type(6), np.zeros((), grad.dtype)),)
+
+
+class GluBackward0(Node):
+    """glu: the first half of dim, gated by the sigmoid of the second half."""
+
+    formula = "grad_first = grad * σ(second); grad_second = grad * first * σ(second) * (1 - σ(…))"
+
+    def forward(self, a, dim):
+        self.dim = dim
+        self.save(0)
+        first, second = np.split(a, 2, axis=dim)
+        return first / (1 + np.exp(-second))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        first, second = np.split(a, 2, axis=self.dim)
+        gate = 1 / (1 + np.exp(-second))
+        return (np.concatenate([grad * gate, grad * first * gate * (1 - gate)], axis=self.dim),)
+
+
+class PreluKernelBackward0(Node):
+    """prelu: a leaky ReLU whose negative slope is a learned weight (one per channel)."""
+
+    formula = (
+        "grad_self = grad where self > 0, else grad * weight; "
+        "grad_weight = grad * self where self <= 0"
+    )
+
+    def forward(self, a, weight):
+        self.save(0, 1)
+        return np.where(a > 0, a, a * weight)
+
+    def backward(self, grad):
+        a, weight = self.saved_values()
+        positive = a > 0
+        zero = np.zeros((), grad.dtype)
+        grad_a = np.where(positive, grad, grad * weight) if self.needs_input_grad[0] else None
+        grad_w = np.where(positive, zero, grad * a) if self.needs_input_grad[1] else None
+        return grad_a, grad_w  # the engine sums grad_w back to the weight's shape
+
+
 # ***** layers *****
 
 

@@ -1407,6 +1407,27 @@ ACTIVATIONS = {
     "ReLU6": (lambda x: nn.ReLU6()(x * 3), away_from(0.0, 2.0)),
     "logsigmoid": (lambda x: F.logsigmoid(x), WIDE),
     "LogSigmoid": (lambda x: nn.LogSigmoid()(x), WIDE),
+    "celu": (lambda x: F.celu(x, alpha=1.5), NONZERO),
+    "celu_": (lambda x: F.celu(x * 1, alpha=0.5, inplace=True), NONZERO),
+    "CELU": (lambda x: nn.CELU()(x), NONZERO),
+    "threshold": (lambda x: F.threshold(x, 0.5, -2.0), away_from(0.5)),
+    "threshold_": (lambda x: F.threshold(x * 1, -0.5, 3.0, inplace=True), away_from(-0.5)),
+    "Threshold": (lambda x: nn.Threshold(0.0, 1.0)(x), away_from(0.0)),
+    "softshrink": (lambda x: F.softshrink(x), away_from(-0.5, 0.5)),
+    "Softshrink": (lambda x: nn.Softshrink(1.0)(x), away_from(-1.0, 1.0)),
+    "hardshrink": (lambda x: F.hardshrink(x, 0.25), away_from(-0.25, 0.25)),
+    "Hardshrink": (lambda x: nn.Hardshrink()(x), away_from(-0.5, 0.5)),
+    "tanhshrink": (lambda x: F.tanhshrink(x), ANY),
+    "softsign": (lambda x: F.softsign(x), NONZERO),
+    "Softsign": (lambda x: nn.Softsign()(x), NONZERO),
+    "mish": (lambda x: F.mish(x), WIDE),
+    "mish_": (lambda x: F.mish(x * 1, inplace=True), WIDE),
+    "Mish": (lambda x: nn.Mish()(x), WIDE),
+    "hardswish": (lambda x: F.hardswish(x * 2), away_from(-1.5, 1.5)),
+    "hardswish_": (lambda x: F.hardswish(x * 2, inplace=True), away_from(-1.5, 1.5)),
+    "hardsigmoid": (lambda x: F.hardsigmoid(x * 2), away_from(-1.5, 1.5)),
+    "hardsigmoid_": (lambda x: F.hardsigmoid(x * 2, inplace=True), away_from(-1.5, 1.5)),
+    "Hardswish": (lambda x: nn.Hardswish()(x * 2), away_from(-1.5, 1.5)),
     "dropout": (lambda x: _seeded(F.dropout, x, 0.4), ANY),
     "dropout_": (lambda x: _seeded(F.dropout, x * 1, 0.3, inplace=True), ANY),
     "Dropout": (lambda x: _seeded(nn.Dropout(0.6), x), ANY),
@@ -1425,6 +1446,49 @@ def _seeded(dropout, x, *args, **kwargs):
 def test_activations(name, data):
     op, elements = ACTIVATIONS[name]
     check_gradients(op, data.draw(arrays(SHAPES, elements), label="x"))
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+@SETTINGS
+@given(data=st.data())
+def test_glu(dim, data):
+    shape = list(data.draw(SHAPES_1D_UP, label="shape"))
+    shape[dim] *= 2  # glu halves dim
+    check_gradients(lambda x: F.glu(x, dim), data.draw(arrays(tuple(shape)), label="x"))
+    check_gradients(lambda x: nn.GLU(dim)(x), data.draw(arrays(tuple(shape)), label="x2"))
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@SETTINGS
+@given(data=st.data())
+def test_prelu(per_channel, data):
+    shape = data.draw(SHAPES, label="shape")
+    channels = shape[1] if per_channel and len(shape) >= 2 else 1
+    x = data.draw(arrays(shape, NONZERO), label="x")
+    weight = data.draw(arrays((channels,), ANY), label="weight")
+    check_gradients(F.prelu, x, weight)
+    check_gradients(F.prelu, x, weight, requires=(False, True))
+
+
+@pytest.mark.parametrize("reduction", ["batchmean", "sum", "mean", "none"])
+@pytest.mark.filterwarnings("ignore:reduction")
+@SETTINGS
+@given(case=classification(), log_target=st.booleans())
+def test_kl_div(reduction, case, log_target):
+    logits, _, _ = case
+    probabilities = np.random.default_rng(3).dirichlet(np.ones(logits.shape[1]), logits.shape[0])
+    target = torch.tensor(np.log(probabilities) if log_target else probabilities)
+
+    def loss(a):
+        return F.kl_div(F.log_softmax(a, 1), target, reduction=reduction, log_target=log_target)
+
+    check_gradients(loss, logits)
+    check_gradients(
+        lambda a: nn.KLDivLoss(reduction=reduction)(
+            F.log_softmax(a, 1), target.exp() if log_target else target
+        ),
+        logits,
+    )
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
