@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from engine.creation import empty
 from engine.nn import functional as F
-from engine.nn.modules import Module
+from engine.nn import init
+from engine.nn.modules import Module, Parameter
 from engine.tensor import Tensor
 
 __all__ = [
@@ -17,6 +19,17 @@ __all__ = [
     "ReLU6",
     "LogSigmoid",
     "Softmin",
+    "CELU",
+    "Threshold",
+    "Softshrink",
+    "Hardshrink",
+    "Tanhshrink",
+    "Softsign",
+    "Mish",
+    "Hardswish",
+    "Hardsigmoid",
+    "GLU",
+    "PReLU",
     "Dropout",
 ]
 
@@ -130,6 +143,107 @@ class Softmin(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class CELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_note(self.inplace)}"
+
+
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace_note(self.inplace)}"
+
+
+class Softshrink(Module):
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class Softsign(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Mish(SELU):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, inplace=self.inplace)
+
+
+class Hardswish(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace  # PyTorch's repr leaves it out for these two
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(Hardswish):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """A leaky ReLU that learns its negative slope: one weight, or one per channel."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(empty(num_parameters))
+        _constant(self.weight, init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+_constant = init.constant_  # PReLU's own argument is called init
 
 
 class Dropout(Module):

@@ -18,7 +18,7 @@ from engine import random as rng
 from engine.grad_mode import no_grad
 from engine.promotion import raw
 from engine.record import apply, apply_inplace, plain
-from engine.shape import broadcast_shapes
+from engine.shape import broadcast_shapes, wrap_dim
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
 
@@ -38,6 +38,17 @@ __all__ = [
     "hardtanh",
     "relu6",
     "logsigmoid",
+    "celu",
+    "threshold",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "softsign",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "glu",
+    "prelu",
     "dropout",
     "linear",
     "embedding",
@@ -53,6 +64,7 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "nll_loss",
     "cross_entropy",
+    "kl_div",
 ]
 
 
@@ -163,6 +175,91 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     _floating_kernel(input, "log_sigmoid_cpu")
     return apply(fn.LogSigmoidBackward0, (input,))
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    _floating_kernel(input, "elu_cpu")
+    if inplace:
+        return _in_place(fn.CeluBackward1, input, alpha=alpha)
+    return apply(fn.CeluBackward0, (input,), alpha=alpha)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """input where it is above threshold, else value."""
+    if inplace:
+        return _in_place(fn.ThresholdBackward1, input, threshold=threshold, value=value)
+    return apply(fn.ThresholdBackward0, (input,), threshold=threshold, value=value)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    _floating_kernel(input, "softshrink_check")
+    largest = np.finfo(input._array.dtype).max
+    if not 0 <= lambd <= largest:
+        raise RuntimeError(
+            f"lambda must be in range [0, {largest:g}] for input dtype "
+            f"{dtypes.type_word(input.dtype)}, but found {lambd:g}"
+        )
+    return apply(fn.SoftshrinkBackward0, (input,), lambd=lambd)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return apply(fn.HardshrinkBackward0, (input,), lambd=lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()  # PyTorch writes these two in Python, from plain ops
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    _floating_kernel(input, "mish_cpu")
+    return _in_place(fn.MishBackward0, input) if inplace else apply(fn.MishBackward0, (input,))
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    _floating_kernel(input, "hardswish_cpu")
+    if inplace:
+        return _in_place(fn.HardswishBackward0, input)
+    return apply(fn.HardswishBackward0, (input,))
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    _floating_kernel(input, "hardsigmoid_cpu")
+    if inplace:
+        return _in_place(fn.HardsigmoidBackward0, input)
+    return apply(fn.HardsigmoidBackward0, (input,))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = wrap_dim(dim, input.ndim)
+    if input.shape[dim] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim} is size {input.shape[dim]}"
+        )
+    return apply(fn.GluBackward0, (input,), dim=dim)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if channels != weight.numel():
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {weight.numel()} and channel size = {channels}."
+            )
+    if input.ndim != 1:
+        # PyTorch reshapes the weight to broadcast along dim 1: (1, C, 1, ...)
+        shape = [1] * input.ndim
+        if input.ndim >= 2:
+            shape[1] = weight.numel()
+        weight = weight.reshape(shape)
+    return apply(fn.PreluKernelBackward0, (input, weight))
 
 
 def _floating_kernel(input: Tensor, kernel: str) -> None:
@@ -710,6 +807,52 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, labe
     return apply(fn.MulBackward1, (nll,), other=1 - label_smoothing) + apply(
         fn.MulBackward1, (smooth,), other=label_smoothing / classes
     )
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """Σ target·(log target - input), input being log-probabilities; PyTorch composes it too."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(reduction, size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if reduction != "batchmean":
+            _reduction(reduction)
+    if not (input.is_floating_point() and target.is_floating_point()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        pointwise = target.exp() * (target - input)
+    else:
+        # target·log(target), with 0·log 0 = 0; the target needs no gradient here
+        t = target._array
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = np.where(t == 0, np.zeros((), t.dtype), t * np.log(t))
+        if target.requires_grad:
+            raise UnsupportedByGradtrace(
+                "kl_div with a target that requires grad (PyTorch's XlogyBackward0) is not "
+                "supported by gradtrace's engine"
+            )
+        pointwise = plain(entropy, "xlogy") - target * input
+    if reduction in ("none",):
+        return pointwise
+    if reduction == "mean":
+        return pointwise.mean()
+    total = pointwise.sum()
+    return total / input.shape[0] if reduction == "batchmean" and input.ndim else total
 
 
 def __getattr__(name: str):

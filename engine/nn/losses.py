@@ -19,6 +19,7 @@ __all__ = [
     "BCEWithLogitsLoss",
     "NLLLoss",
     "CrossEntropyLoss",
+    "KLDivLoss",
 ]
 
 
@@ -124,3 +125,12 @@ class CrossEntropyLoss(_WeightedLoss):
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,
         )
+
+
+class KLDivLoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

@@ -977,3 +977,150 @@ print(F.smooth_l1_loss(x, t, size_average=True, reduce=True))
 print(nn.MSELoss(size_average=False).reduction, nn.CrossEntropyLoss(reduce=False).reduction)
 """,
 )
+
+# ***** more activations: celu, threshold, shrinks, softsign, mish, hardswish, glu, prelu *****
+
+S(
+    "loss-act-celu-threshold",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([-3.0, -1.0, -0.1, 0.0, 0.7, 2.5], requires_grad=True)
+a = F.celu(x)
+b = F.celu(x, alpha=2.0)
+c = F.threshold(x, 0.5, -4.0)
+d = nn.Threshold(0.0, 20.0)(x)
+print(a, b, c, d, sep="\\n")
+print(a.grad_fn.name(), c.grad_fn.name())
+(a + b + c + d).sum().backward()
+print(x.grad)
+h = x * 2
+F.celu(h, alpha=0.5, inplace=True)
+g = x * 2
+F.threshold(g, 1.0, 0.0, inplace=True)
+print(h, h.grad_fn.name(), g, g.grad_fn.name())
+print(nn.CELU(), nn.CELU(2.0, inplace=True), nn.Threshold(0.1, 20), nn.Threshold(0.1, 20, True))
+""",
+)
+S(
+    "loss-act-shrinks-softsign",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([[-3.0, -0.3, 0.2], [0.6, -0.7, 2.5]], requires_grad=True)
+a = F.softshrink(x)
+b = F.hardshrink(x, 0.25)
+c = F.tanhshrink(x)
+d = F.softsign(x)
+print(a, b, c, d, sep="\\n")
+print(a.grad_fn.name(), b.grad_fn.name(), c.grad_fn.name(), d.grad_fn.name())
+(a * 2 + b + c + d).sum().backward()
+print(x.grad)
+print(nn.Softshrink(), nn.Hardshrink(0.25), nn.Tanhshrink(), nn.Softsign())
+try:
+    F.softshrink(x, -1.0)
+except RuntimeError as e:
+    print(e)
+""",
+)
+S(
+    "loss-act-mish-hardswish-hardsigmoid",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([-4.0, -3.0, -1.5, 0.0, 0.7, 2.5, 3.0, 5.0], requires_grad=True)
+a = F.mish(x)
+b = F.hardswish(x)
+c = F.hardsigmoid(x)
+print(a, b, c, sep="\\n")
+print(a.grad_fn.name(), b.grad_fn.name(), c.grad_fn.name())
+(a + b * 2 + c * 3).sum().backward()
+print(x.grad)
+h = x * 1
+F.mish(h, inplace=True)
+g = x * 1
+F.hardswish(g, inplace=True)
+k = x * 1
+F.hardsigmoid(k, inplace=True)
+print(h.grad_fn.name(), g.grad_fn.name(), k.grad_fn.name(), k._version)
+print(nn.Mish(), nn.Mish(inplace=True), nn.Hardswish(True), nn.Hardsigmoid())
+for f in (F.mish, F.hardswish, F.hardsigmoid):
+    try:
+        f(torch.tensor([1, 2]))
+    except NotImplementedError as e:
+        print(e)
+""",
+)
+S(
+    "loss-act-glu",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([[0.2, -1.0, 0.5, 1.5], [0.3, -0.7, 2.0, -2.0]], requires_grad=True)
+a = F.glu(x)
+b = F.glu(x, dim=0)
+c = nn.GLU(dim=1)(x)
+print(a, b, c, sep="\\n")
+print(a.grad_fn.name(), nn.GLU())
+(a.sum() + b.sum() * 2 + c[0].sum()).backward()
+print(x.grad)
+for args in [(x[:, :3],), (torch.tensor(1.0),)]:
+    try:
+        F.glu(*args)
+    except RuntimeError as e:
+        print(e)
+""",
+)
+S(
+    "loss-act-prelu",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([[-2.0, 0.5, -0.3], [1.0, -1.5, 2.0]], requires_grad=True)
+one = nn.PReLU()
+per_channel = nn.PReLU(3, init=0.1)
+print(one, per_channel, one.weight, per_channel.weight._version)
+a = one(x)
+b = per_channel(x)
+c = F.prelu(x[0], torch.tensor([0.2], requires_grad=True))
+print(a, b, c, sep="\\n")
+print(a.grad_fn.name(), [f.name() for f, _ in a.grad_fn.next_functions])
+(a.sum() + (b * 2).sum() + c.sum()).backward()
+print(x.grad, one.weight.grad, per_channel.weight.grad, sep="\\n")
+try:
+    F.prelu(x, torch.ones(2))
+except RuntimeError as e:
+    print(e)
+""",
+)
+S(
+    "loss-kl-div",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([[0.2, -0.7, -0.3], [0.9, -2.1, 0.4]], requires_grad=True)
+t = torch.tensor([[0.2, 0.5, 0.3], [0.6, 0.0, 0.4]])
+lp = F.log_softmax(x, dim=1)
+a = F.kl_div(lp, t, reduction="batchmean")
+b = F.kl_div(lp, t, reduction="sum")
+c = F.kl_div(lp, t, reduction="none")
+d = F.kl_div(lp, t)
+e = F.kl_div(lp, torch.log_softmax(t, 1), reduction="batchmean", log_target=True)
+print(a, b, c, d, e, sep="\\n")
+print(a.grad_fn.name(), c.grad_fn.name(), [f and f.name() for f, _ in c.grad_fn.next_functions])
+(a + b + c.sum() + d + e).backward()
+print(x.grad)
+print(nn.KLDivLoss(), nn.KLDivLoss(reduction="batchmean", log_target=True)(lp, t.log()))
+for target, kwargs in [(torch.tensor([[0, 1, 0], [1, 0, 0]]), {}), (t, dict(reduction="avg"))]:
+    try:
+        F.kl_div(lp, target, **kwargs)
+    except Exception as ex:
+        print(type(ex).__name__, ex)
+""",
+)
