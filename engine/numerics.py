@@ -52,14 +52,18 @@ def sum_like_torch(array: np.ndarray, axis=None, keepdims: bool = False) -> np.n
             return np.zeros(out_shape, array.dtype)
         return (array + array.dtype.type(0)).reshape(out_shape)
     if array.flags.c_contiguous and array.size < GRAIN_SIZE:
-        if len(axes) == ndim:
+        # the iterator drops size-1 dims; what is left is often a row or a matrix
+        kept = [d for d in range(ndim) if shape[d] != 1]
+        summed = tuple(i for i, d in enumerate(kept) if d in axes)
+        if len(summed) == len(kept):
             return np.asarray(_contiguous_sum(array.reshape(-1)), array.dtype).reshape(out_shape)
-        if ndim == 2 and min(shape) > 1:
+        if len(kept) == 2:
             # a matrix's rows or columns (a batch's bias gradient): the loop without the layout
-            rows, columns = shape
-            if axes == (0,):
-                return _loop2d(array.T, rows, columns, columns, 1).reshape(out_shape)
-            return _loop2d(array, columns, 1, rows, columns).reshape(out_shape)
+            rows, columns = (shape[d] for d in kept)
+            matrix = array.reshape(rows, columns)
+            if summed == (0,):
+                return _loop2d(matrix.T, rows, columns, columns, 1).reshape(out_shape)
+            return _loop2d(matrix, columns, 1, rows, columns).reshape(out_shape)
     return _iterator_sum(array, axes).reshape(out_shape)
 
 
@@ -292,9 +296,13 @@ def fused_multiply_add(x: np.ndarray, y, z: np.ndarray) -> np.ndarray:
     (Dekker, two-sum) and added back, which rounds correctly but for rare near-ties.
     """
     dtype = np.result_type(x, y, z)
+    if np.ndim(y) == 0 and _power_of_two(y):
+        return x * dtype.type(y) + z  # the product is exact: nothing to fuse (momentum's 1)
     if dtype == np.float32:
         return _fma32(x, y, z)
     x, y, z = (np.asarray(v, np.float64) for v in (x, y, z))
+    if dtype != np.float64:  # float16: its products and sums fit a float64 exactly
+        return (x * y + z).astype(dtype)
     with np.errstate(all="ignore"):
         product = x * y
         product_error = _two_product_error(x, y, product)
@@ -302,6 +310,11 @@ def fused_multiply_add(x: np.ndarray, y, z: np.ndarray) -> np.ndarray:
         total_error = _two_sum_error(product, z, total)
         result = total + (product_error + total_error)
     return np.where(np.isfinite(result), result, x * y + z)
+
+
+def _power_of_two(value) -> bool:
+    mantissa, _ = math.frexp(float(value))
+    return abs(mantissa) == 0.5
 
 
 def _fma32(x, y, z) -> np.ndarray:

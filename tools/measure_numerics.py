@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import math
 import struct
 import subprocess
@@ -46,12 +47,52 @@ def _bits(values) -> list:
     return out
 
 
+def numpy_order() -> None:
+    """Put numpy's own arithmetic back behind engine/numerics.py: the engine before it existed."""
+    from engine import numerics
+
+    def sum_to_shape(grad, shape):
+        extra = grad.ndim - len(shape)
+        stretched = [
+            extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
+        ]
+        return grad.sum(axis=tuple(range(extra)) + tuple(stretched)).reshape(shape)
+
+    def linspace(start, end, steps, dtype):
+        kind, i = dtype.type, np.arange(steps).astype(dtype)
+        step = kind((end - start) / (steps - 1))
+        back = kind(end) - step * (steps - 1 - i)
+        return np.where(i < steps // 2, kind(start) + step * i, back).astype(dtype)
+
+    plain = {
+        "sum_like_torch": lambda a, axis=None, keepdims=False: a.sum(axis=axis, keepdims=keepdims),
+        "mean_like_torch": lambda a, axis=None, keepdims=False: a.mean(
+            axis=axis, keepdims=keepdims, dtype=a.dtype
+        ),
+        "fma_add": lambda a, b, alpha: a + alpha * b,
+        "fused_multiply_add": lambda x, y, z: x * y + z,
+        "lerp": lambda start, end, weight: start + (end - start) * weight,
+        "matmul_like_torch": lambda a, b: a @ b,
+        "unary_like_torch": lambda function, a: function(a),
+        "sum_to_shape": sum_to_shape,
+        "power_like_torch": lambda a, exponent: a**exponent,
+        "linspace_like_torch": linspace,
+    }
+    for name, function in plain.items():
+        setattr(numerics, name, function)
+    import engine.optim
+
+    for name in ("fma_add", "fused_multiply_add", "lerp"):
+        setattr(engine.optim, name, plain[name])
+
+
 def measure_goldens() -> dict:
     from tests.engine.goldens import SNIPPETS
     from tests.engine.test_goldens import run
 
     ran = stdout_same = values = values_same = 0
     differing = []
+    per_snippet = {}  # slug: [stdout the same, floats probed, floats the same]
     for snippet in SNIPPETS:
         if snippet.get("unsupported"):
             continue
@@ -63,6 +104,7 @@ def measure_goldens() -> dict:
         if error is not None and snippet["error"] is None:
             continue
         ran += 1
+        before = (values, values_same)
         if stdout == snippet["stdout"]:
             stdout_same += 1
         else:
@@ -79,12 +121,15 @@ def measure_goldens() -> dict:
                     continue
                 values += len(w)
                 values_same += sum(a == b for a, b in zip(w, g, strict=True))
+        same_stdout = stdout == snippet["stdout"]
+        per_snippet[snippet["slug"]] = [same_stdout, values - before[0], values_same - before[1]]
     return {
         "snippets run": ran,
         "stdout differs": ran - stdout_same,
         "probed floats": values,
         "probed floats differ": values - values_same,
         "differing": differing,
+        "per snippet": per_snippet,
     }
 
 
@@ -193,17 +238,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", type=Path, default=ROOT, help="checkout whose engine/ to use")
     parser.add_argument("--skip-goldens", action="store_true")
+    parser.add_argument("--dump", type=Path, help="write each golden's counts to this JSON file")
+    parser.add_argument(
+        "--numpy-order", action="store_true", help="measure with numpy's arithmetic (the before)"
+    )
     parser.add_argument(
         "--goldens-only", action="store_true", help="(run by the script itself under .venv)"
     )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))  # tests/ and tools/ from this tree
     sys.path.insert(0, str(args.engine.resolve()))  # engine/ from the one measured
+    if args.numpy_order:
+        numpy_order()
     if args.goldens_only:
         # the recorded goldens need no torch, but the project venv's pytest (test_goldens.run)
         result = measure_goldens()
+        if args.dump:
+            args.dump.write_text(json.dumps(result["per snippet"]))
         for key, value in result.items():
-            if key != "differing":
+            if key not in ("differing", "per snippet"):
                 print(f"goldens: {key:<28} {value}")
         print("goldens whose stdout differs:", ", ".join(result["differing"]) or "none")
         return
@@ -218,7 +271,9 @@ def main() -> None:
     sys.stdout.flush()
     if not args.skip_goldens:
         command = [str(ROOT / ".venv" / "bin" / "python"), __file__, "--goldens-only"]
-        subprocess.run([*command, "--engine", str(args.engine)], check=True)
+        dump = ["--dump", str(args.dump)] if args.dump else []
+        dump += ["--numpy-order"] if args.numpy_order else []
+        subprocess.run([*command, "--engine", str(args.engine), *dump], check=True)
 
 
 if __name__ == "__main__":
