@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from engine.grad_mode import no_grad
+from engine.grad_mode import enable_grad, no_grad
 from engine.numerics import fma_add, fused_multiply_add, lerp
 from engine.record import bump
 from engine.tensor import Tensor
@@ -195,7 +195,8 @@ class SGD(Optimizer):
         )
 
     @no_grad()
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is None:
@@ -218,6 +219,7 @@ class SGD(Optimizer):
                     self.state[p]["momentum_buffer"] = _as_tensor(buf)  # a Tensor, as in torch
                     grad = fma_add(grad, buf, group["momentum"]) if group["nesterov"] else buf
                 _update(p, fma_add(p._array, grad, -group["lr"]))
+        return loss
 
 
 class Adam(Optimizer):
@@ -257,7 +259,8 @@ class Adam(Optimizer):
         )
 
     @no_grad()
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for p in group["params"]:
@@ -302,6 +305,7 @@ class Adam(Optimizer):
                 step_size = group["lr"] / bias1
                 denom = np.sqrt(second) / kind(bias2_sqrt) + kind(group["eps"])
                 _update(p, p._array + kind(-step_size) * exp_avg / denom)
+        return loss
 
 
 def _check_adam_options(lr, eps, betas, weight_decay) -> None:
@@ -394,7 +398,8 @@ class RMSprop(Optimizer):
         )
 
     @no_grad()
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             alpha, lr = group["alpha"], group["lr"]
             for p in group["params"]:
@@ -431,6 +436,7 @@ class RMSprop(Optimizer):
                     _update(p, fma_add(p._array, buf, -lr))
                 else:
                     _update(p, p._array + kind(-lr) * grad / avg)
+        return loss
 
 
 class Adagrad(Optimizer):
@@ -481,7 +487,8 @@ class Adagrad(Optimizer):
                 self.state[p]["sum"] = _as_tensor(start)
 
     @no_grad()
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is None:
@@ -499,6 +506,15 @@ class Adagrad(Optimizer):
                 total[...] = fused_multiply_add(kind(1) * grad, grad, total)
                 std = np.sqrt(total) + kind(group["eps"])
                 _update(p, p._array + kind(-decayed_lr) * grad / std)
+        return loss
+
+
+def _closure_loss(closure):
+    """step(closure): the loss the closure recomputes, with grad mode on, as in PyTorch."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 def _as_tensor(array) -> Tensor:

@@ -7,8 +7,8 @@ import operator
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from engine import devices, dtypes, tracing
 from engine import random as rng
-from engine import tracing
 from engine.grad_mode import no_grad
 from engine.nn import functional as F
 from engine.record import bump
@@ -322,6 +322,49 @@ class Module:
                 else:
                     p._grad._array[...] = 0
                     bump(p._grad, "zero_grad", None)  # an in-place change, as zero_() is
+
+    # ***** dtype and device *****
+
+    def to(self, *args, **kwargs) -> Module:
+        """The CPU is the only device; a floating dtype converts every floating parameter,
+        gradient and buffer in place (the same Parameter objects, as in PyTorch)."""
+        target = kwargs.get("dtype")
+        devices.check(kwargs.get("device"))
+        for arg in args:
+            if isinstance(arg, dtypes.dtype):
+                target = arg
+            elif isinstance(arg, Tensor):
+                devices.check(arg.device)
+                target = arg.dtype
+            else:
+                devices.check(arg)
+        if target is None:
+            return self
+        if not target.is_floating_point:
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={target}"
+            )
+        return self._cast(dtypes.check_storable(target))
+
+    def _cast(self, target) -> Module:
+        for t in [*self.parameters(), *self.buffers()]:
+            for held in (t, t._grad):
+                if held is not None and held._array.dtype.kind == "f":
+                    held._array = held._array.astype(target.np)
+        return self
+
+    def cpu(self) -> Module:
+        return self
+
+    def float(self) -> Module:
+        return self._cast(dtypes.float32)
+
+    def double(self) -> Module:
+        return self._cast(dtypes.float64)
+
+    def half(self) -> Module:
+        return self._cast(dtypes.float16)
 
     # ***** saving and loading *****
 
@@ -849,21 +892,3 @@ class Softmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
-
-
-class MSELoss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, self.reduction)
-
-
-class CrossEntropyLoss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, self.reduction)

@@ -1165,3 +1165,52 @@ print(sum(p.numel() for p in model.parameters()))
 logits = model(tokens)
 """,
 )
+
+# ***** more plumbing: dtype and device, step(closure) *****
+
+S(
+    "mod-to-double-cpu",
+    """
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+print(model.to("cpu") is model, model.cpu() is model, model.to(torch.device("cpu")) is model)
+model[0].weight.sum().backward()
+grad = model[0].weight.grad
+print(model.double() is model, model[0].weight.dtype, model[1].running_mean.dtype)
+print(model[1].num_batches_tracked.dtype, model[0].weight.grad.dtype, model[0].weight.grad is grad)
+y = model(torch.tensor([[1.0, 2.0], [3.0, 5.0], [0.0, -1.0]], dtype=torch.float64))
+print(y.dtype, model.float()[0].bias.dtype, model.to(torch.float64)[0].bias.dtype)
+model.to(torch.int64)
+""",
+)
+S(
+    "mod-to-cuda-unsupported",
+    """
+import torch
+import torch.nn as nn
+nn.Linear(2, 2).to("cuda")
+""",
+    unsupported=True,
+)
+S(
+    "mod-optim-step-closure",
+    """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Linear(2, 1)
+x, y = torch.randn(4, 2), torch.randn(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def closure():
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    return loss
+with torch.no_grad():
+    first = opt.step(closure)
+second = opt.step(closure)
+print(first.requires_grad, first.grad_fn is not None, f"{first.item():.4f} {second.item():.4f}")
+print(opt.step(), model.weight)
+""",
+)
