@@ -184,6 +184,8 @@ def _step(node: Node, grads: list, sources, capture, captured, executes, flow, t
                 captured[i] = g
     if isinstance(node, AccumulateGrad):
         if capture is None and grads[0] is not None:
+            if node.pre_hooks:
+                grads = hooks.pre_hooks(node, grads, flow.wrap, flow.unwrap)
             _accumulate(node, grads[0], sources, flow, tracer)
         return None
     if executes is not None and node not in executes:

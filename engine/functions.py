@@ -766,6 +766,7 @@ class ExpandBackward0(Node):
 class SelectBackward0(Node):
     formula = "grad_self = zeros, with grad at the selected index"
     is_view = True
+    backward_op = None  # SelectBackwardBackward0, once defined below
 
     def forward(self, a, dim, index):
         self.shape, self.key = a.shape, (slice(None),) * dim + (index, Ellipsis)
@@ -775,6 +776,9 @@ class SelectBackward0(Node):
         out = np.zeros(self.shape, grad.dtype)
         out[self.key] = grad
         return (out,)
+
+    def backward_graph(self, grad):
+        return (_apply(self.backward_op, (grad,), shape=self.shape, key=self.key),)
 
 
 class SliceBackward0(SelectBackward0):
@@ -1175,6 +1179,38 @@ class ThresholdBackwardBackward0(Node):
         a = _linked(self)[1]
         kept = _apply(ThresholdBackwardBackward0, (grad, a), threshold=self.threshold)
         return kept, _zeros_like(grad)
+
+
+class SelectBackwardBackward0(Node):
+    """select's backward as an op: zeros the input's shape, with grad_output at the index."""
+
+    formula = "grad_grad_output = grad at the selected index"
+
+    def forward(self, grad_output, shape, key):
+        self.key = key
+        out = np.zeros(shape, grad_output.dtype)
+        out[key] = grad_output
+        return out
+
+    def backward(self, grad):
+        return (grad[self.key],)
+
+    def backward_graph(self, grad):
+        dim, picked = len(self.key) - 2, self.key[-2]
+        if isinstance(picked, slice):
+            bounds = {"start": picked.start, "stop": picked.stop, "step": picked.step}
+            return (_apply(SliceBackward0, (grad,), dim=dim, **bounds),)
+        return (_apply(SelectBackward0, (grad,), dim=dim, index=picked),)
+
+
+class SliceBackwardBackward0(SelectBackwardBackward0):
+    """slice's backward as an op: zeros the input's shape, with grad_output in the range."""
+
+    formula = "grad_grad_output = grad in the sliced range"
+
+
+SelectBackward0.backward_op = SelectBackwardBackward0
+SliceBackward0.backward_op = SliceBackwardBackward0
 
 
 # ***** reductions and scans (more) *****
@@ -2335,6 +2371,9 @@ class MulBackward1(Node):
     def backward(self, grad):
         return (grad * grad.dtype.type(self.other),)
 
+    def backward_graph(self, grad):
+        return (_scaled(grad, self.other),)
+
 
 class AddBackward1(Node):
     """tensor + number inside a composite (smoothed probability targets): add.Scalar."""
@@ -2345,6 +2384,9 @@ class AddBackward1(Node):
         return a + a.dtype.type(other)
 
     def backward(self, grad):
+        return (grad,)
+
+    def backward_graph(self, grad):
         return (grad,)
 
 
@@ -2359,6 +2401,9 @@ class DivBackward1(Node):
 
     def backward(self, grad):
         return (grad / grad.dtype.type(self.other),)
+
+    def backward_graph(self, grad):
+        return (_apply(DivBackward1, (grad,), other=self.other),)
 
 
 # ***** matrix products (more) *****

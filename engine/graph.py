@@ -85,6 +85,7 @@ class Node:
     needs_input_grad: tuple[bool, ...] = (False,) * 8
     input_shapes: tuple = ()
     input_dtypes: tuple = ()
+    output_shapes: tuple = ()  # ((shape, dtype), ...) of a node with several outputs (unbind)
     to_save: tuple | list = ()  # input indexes (or "result") that forward asked to keep
     saved: list[SavedTensor] | None = None
     released = False

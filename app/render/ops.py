@@ -965,6 +965,16 @@ OPS: dict[str, Op] = {
         why="{1} says where the gradient passes, again",
         sends=("{g} where {1} > 0, else 0", "0"),
     ),
+    "SelectBackwardBackward0": Op(
+        symbol="[i]′",
+        does="computes select's backward: zeros shaped like the input, with {0} at the index",
+        sends=("{g} at the selected index",),
+    ),
+    "SliceBackwardBackward0": Op(
+        symbol="[:]′",
+        does="computes slice's backward: zeros shaped like the input, with {0} in the range",
+        sends=("{g} in the sliced range",),
+    ),
     # ***** the leaf end *****
     "AccumulateGrad": Op(
         symbol="acc",

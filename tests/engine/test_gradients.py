@@ -1615,3 +1615,24 @@ def test_recurrent(kind, data):
         data.draw(arrays(tuple(p.shape)), label=name) for name, p in module.named_parameters()
     ]
     check_gradients(_with_parameters(module, names), x, *params, leaf=param_leaf)
+
+
+@pytest.mark.parametrize("node", ["SelectBackwardBackward0", "SliceBackwardBackward0"])
+@SETTINGS
+@given(data=st.data())
+def test_select_and_slice_backwards_that_create_graph_records(node, data):
+    from engine import functions, record
+
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    if node == "SelectBackwardBackward0":
+        picked = data.draw(st.integers(0, shape[dim] - 1), label="index")
+        grad_shape = shape[:dim] + shape[dim + 1 :]
+    else:
+        start = data.draw(st.integers(0, shape[dim] - 1), label="start")
+        picked = slice(start, shape[dim], 2)
+        grad_shape = shape[:dim] + (len(range(start, shape[dim], 2)),) + shape[dim + 1 :]
+    key = (slice(None),) * dim + (picked, Ellipsis)
+    grad_output = data.draw(arrays(grad_shape), label="grad_output")
+    node_cls = getattr(functions, node)
+    check_gradients(lambda g: record.apply(node_cls, (g,), shape=shape, key=key), grad_output)

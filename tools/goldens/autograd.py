@@ -1029,9 +1029,37 @@ S(
     """
 import torch
 from torch.autograd.functional import hessian
-hessian(lambda t: t[0] * t[1], torch.tensor([1.0, 2.0]))
+h = hessian(lambda t: t[0] * t[1] + t[1:].pow(3).sum(), torch.tensor([1.0, 2.0, 0.5]))
+print(h)
 """,
-    unsupported=True,
+)
+S(
+    "autograd-second-derivative-select-slice",
+    """
+import torch
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+(g,) = torch.autograd.grad(x[0] * x[2] ** 2 + x[:2].exp().sum(), x, create_graph=True)
+print(g, [None if f is None else f.name() for f, _ in g.grad_fn.next_functions])
+parts = [f.next_functions[0][0] for f, _ in g.grad_fn.next_functions if f is not None]
+print([p.name() if p is not None else None for p in parts])
+(h,) = torch.autograd.grad(g[2], x, create_graph=True)
+print(h, h.grad_fn.name())
+(k,) = torch.autograd.grad(g[:2].sum(), x)
+print(k)
+""",
+)
+S(
+    "autograd-accumulate-grad-prehook",
+    """
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 3
+acc = y.grad_fn.next_functions[0][0]
+print(acc.name())
+acc.register_prehook(lambda grads: (grads[0] * 0 + 1,))
+y.sum().backward()
+print(x.grad)
+""",
 )
 S(
     "autograd-saved-missing-attribute",
