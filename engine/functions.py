@@ -988,9 +988,9 @@ class MseLossBackward0(Node):
         self.reduction = reduction
         self.save(0, 1)
         squared = (a - target) ** 2
-        if reduction == "mean":
-            return squared.mean(dtype=squared.dtype)
-        return squared.sum() if reduction == "sum" else squared
+        if reduction == "mean":  # PyTorch's sum, then one division (engine/numerics.py)
+            return numerics.mean_like_torch(squared)
+        return numerics.sum_like_torch(squared) if reduction == "sum" else squared
 
     def backward(self, grad):
         a, target = self.saved_values()

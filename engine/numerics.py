@@ -37,8 +37,8 @@ def sum_like_torch(array: np.ndarray, axis=None, keepdims: bool = False) -> np.n
         raise TypeError("sum_like_torch adds floating-point arrays only")
     if axis is None and not keepdims and array.flags.c_contiguous and array.size < GRAIN_SIZE:
         # the common case, kept short: a loss over a batch (the iterator merges every dim)
-        if array.size <= 1:
-            return (array + array.dtype.type(0)).reshape(())  # the output starts at +0
+        if array.size <= 1:  # the output starts at +0: an empty sum is 0, and -0 becomes +0
+            return (array.reshape(-1)[:1] + array.dtype.type(0)).sum(dtype=array.dtype)
         return np.asarray(_contiguous_sum(array.reshape(-1)), array.dtype)
     ndim = array.ndim
     axes = tuple(range(ndim)) if axis is None else _positive_axes(axis, ndim)
@@ -127,6 +127,8 @@ def _scalar_row_sum(values: list, kind):
 
 def _iterator_sum(array: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """The sum as TensorIterator lays it out; returns the kept dims in the array's order."""
+    if any(stride < 0 for stride in array.strides):
+        array = np.ascontiguousarray(array)  # PyTorch's tensors never step backwards: a copy
     itemsize = array.dtype.itemsize
     # PyTorch's iterator: size-1 dims dropped, reduced dims first, then by stride (fastest first)
     order = sorted(
