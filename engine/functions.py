@@ -859,9 +859,10 @@ class MmBackward0(Node):
         saved = iter(self.saved_values())
         b = next(saved) if self.needs_input_grad[0] else None
         a = next(saved) if self.needs_input_grad[1] else None
+        # PyTorch's backward runs the same mm kernel as its forward
         return (
-            grad @ b.T if b is not None else None,
-            a.T @ grad if a is not None else None,
+            numerics.matmul_like_torch(grad, b.T) if b is not None else None,
+            numerics.matmul_like_torch(a.T, grad) if a is not None else None,
         )
 
     def backward_graph(self, grad):
@@ -930,8 +931,8 @@ class AddmmBackward0(Node):
         a = next(saved) if self.needs_input_grad[2] else None
         return (
             grad,
-            grad @ b.T if b is not None else None,
-            a.T @ grad if a is not None else None,
+            numerics.matmul_like_torch(grad, b.T) if b is not None else None,
+            numerics.matmul_like_torch(a.T, grad) if a is not None else None,
         )
 
     def backward_graph(self, grad):
