@@ -48,6 +48,7 @@ bool_ = dtype("bool", np.bool_, BOOL, signed=False)
 # numpy has no bfloat16, so no array can hold one: the dtype exists (torch.finfo, messages), and
 # making a tensor of it fails clearly (see docs/engine.md, "bfloat16")
 bfloat16 = dtype("bfloat16", np.float32, FLOAT)
+bfloat16.itemsize = 2  # PyTorch's size, not its numpy stand-in's
 
 ALL = (float16, float32, float64, int8, uint8, int16, int32, int64, bool_)
 FROM_NUMPY = {d.np: d for d in ALL}
