@@ -37,11 +37,13 @@ def tensor(data, dtype: dtypes.dtype | None = None, requires_grad: bool = False,
             stacklevel=2,
         )
         data = data._array
-    array = _to_array(data, dtype)
+    array = array_from_data(data, dtype)
     return leaf(array, requires_grad, "tensor")
 
 
-def _to_array(data, dtype: dtypes.dtype | None) -> np.ndarray:
+def array_from_data(data, dtype: dtypes.dtype | None) -> np.ndarray:
+    """Numbers, nested lists, tensors or arrays as a new numpy array of `dtype` or, if None, of
+    the dtype PyTorch infers for them."""
     values = _unwrap(data)
     target = None if dtype is None else _dtype(dtype)
     try:

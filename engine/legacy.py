@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import devices, dtypes, tracing
-from engine.creation import _to_array
+from engine.creation import array_from_data
 from engine.grad_mode import state as grad_state
 from engine.record import leaf
 from engine.shape import Size
@@ -67,7 +67,7 @@ def new(dt: dtypes.dtype, *args, **kwargs) -> Tensor:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if not isinstance(data, list | tuple | np.ndarray):
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-    return leaf(_to_array(data, dt), False, "Tensor")
+    return leaf(array_from_data(data, dt), False, "Tensor")
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -138,8 +138,7 @@ tensortype.__module__ = "torch"
 
 
 def _legacy(name: str, dt: dtypes.dtype) -> tensortype:
-    made = tensortype(name, (), {"dtype": dt, "__module__": "torch"})
-    return made
+    return tensortype(name, (), {"dtype": dt, "__module__": "torch"})
 
 
 FloatTensor = _legacy("FloatTensor", dtypes.float32)
