@@ -401,6 +401,9 @@ class AbsBackward0(Node):
         (a,) = self.saved_values()
         return (grad * np.sign(a),)
 
+    def backward_graph(self, grad):
+        return (grad * _linked(self)[0].sgn(),)
+
 
 class ReciprocalBackward0(Node):
     formula = "grad_self = -grad * result²"
@@ -435,6 +438,15 @@ class ClampBackward1(Node):
         if self.high is not None:
             inside &= a <= self.high
         return (np.where(inside, grad, 0),)  # +0 outside, as PyTorch's where()
+
+    def backward_graph(self, grad):
+        a = _linked(self)[0]._array
+        inside = np.ones(a.shape, dtype=bool)
+        if self.low is not None:
+            inside &= a >= self.low
+        if self.high is not None:
+            inside &= a <= self.high
+        return (_where(inside, grad, 0),)
 
 
 class ClampMinBackward0(ClampBackward1):
@@ -483,6 +495,9 @@ class WhereBackward0(Node):
     def backward(self, grad):
         zero = np.zeros((), grad.dtype)
         return np.where(self.condition, grad, zero), np.where(self.condition, zero, grad)
+
+    def backward_graph(self, grad):
+        return _where(self.condition, grad, 0), _where(self.condition, 0, grad)
 
 
 # ***** reductions *****
@@ -829,6 +844,10 @@ class StackBackward0(Node):
     def backward(self, grad):
         return tuple(np.moveaxis(grad, self.dim, 0))
 
+    def backward_graph(self, grad):
+        count = grad.shape[self.dim]
+        return tuple(_apply(SelectBackward0, (grad,), dim=self.dim, index=i) for i in range(count))
+
 
 class CatBackward0(Node):
     formula = "grad_i = the part of grad that came from input i"
@@ -840,6 +859,13 @@ class CatBackward0(Node):
 
     def backward(self, grad):
         return tuple(np.split(grad, self.splits, axis=self.dim))
+
+    def backward_graph(self, grad):
+        bounds = zip([0, *self.splits], [*self.splits, grad.shape[self.dim]], strict=True)
+        return tuple(
+            _apply(SliceBackward0, (grad,), dim=self.dim, start=int(lo), stop=int(hi), step=1)
+            for lo, hi in bounds
+        )
 
 
 # ***** linear algebra *****
@@ -1100,6 +1126,14 @@ def _scaled(t, number):
 
 def _zeros_like(t):
     return record.leaf(np.zeros_like(t._array), False, "zeros_like")
+
+
+def _where(condition: np.ndarray, a, b):
+    """torch.where with a Python number on one side, as PyTorch's formulas call it."""
+    arrays = [x._array if not isinstance(x, int) else None for x in (a, b)]
+    dtype = next(x.dtype for x in arrays if x is not None)
+    arrays = [np.zeros((), dtype) if x is None else x for x in arrays]
+    return record.apply(WhereBackward0, (a, b), arrays=tuple(arrays), condition=condition)
 
 
 def _unsqueezed(grad, dims: tuple, keepdim: bool):

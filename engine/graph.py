@@ -91,6 +91,9 @@ class Node:
     released = False
     retained: tuple | list = ()  # weak refs of non-leaf tensors that asked to retain_grad()
     trace_id: str | None = None
+    # a custom Function's ctx.set_materialize_grads(False) turns this off; a default here spares
+    # the backward walk a failing __getattr__ per node
+    materialize_grads = True
     # hooks, each a dict (handle id -> hook) run in the order registered, or None when there are
     # none: tensor_hooks maps an output's number to its tensor's register_hook hooks
     tensor_hooks: dict[int, dict] | None = None

@@ -57,6 +57,12 @@ FUNCTIONS = {
     "sum-mean": lambda x: (x**2).mean() * x.sum(),
     "chain": lambda x: (x.tanh() * x.exp()).sigmoid(),
     "relu-square": lambda x: (x - 3).relu() ** 2 + (x - 0.1).relu() ** 2,  # both sides, no kink
+    # the masks and bounds below hold for every value drawn, so no kink is crossed
+    "where": lambda x: torch.where(x > 0, x**3, x) + torch.where(x > 100, x, x.exp()),
+    "clamp": lambda x: x.clamp(-5, 5) ** 3 + x.clamp(max=0.0) ** 2 + x.clamp(min=0.1).sin(),
+    "abs": lambda x: (x.abs() * x) ** 2,
+    "cat-stack": lambda x: torch.cat([x, x**2]).pow(3).sum() + torch.stack([x, x.exp()]).pow(2),
+    "views": lambda x: (x.reshape(-1).unsqueeze(1) * x.reshape(-1)).t().pow(2).sum(0).tanh(),
 }
 
 

@@ -1049,6 +1049,26 @@ print(k)
 """,
 )
 S(
+    "autograd-second-derivative-where-clamp-abs-cat-stack",
+    """
+import torch
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+parts = {
+    "where": lambda: torch.where(x > 0, x ** 2, x ** 3).sum(),
+    "clamp": lambda: x.clamp(-0.5, 1.0).pow(2).sum(),
+    "clamp_min": lambda: x.clamp(min=0.0).pow(2).sum(),
+    "abs": lambda: (x.abs() ** 3).sum(),
+    "cat": lambda: torch.cat([x, x ** 2]).pow(2).sum(),
+    "stack": lambda: torch.stack([x, x.sin()]).pow(2).sum(),
+}
+for name, f in parts.items():
+    (g,) = torch.autograd.grad(f(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    names = [None if n is None else n.name() for n, _ in g.grad_fn.next_functions]
+    print(name, g, g.grad_fn.name(), names, h)
+""",
+)
+S(
     "autograd-accumulate-grad-prehook",
     """
 import torch
