@@ -78,8 +78,9 @@ from engine.legacy import (
     ShortTensor,
 )
 from engine.ops.arithmetic import maximum, minimum
-from engine.ops.linalg import dot, matmul, mm, mv
+from engine.ops.linalg import bmm, dot, matmul, mm, mv, outer
 from engine.ops.pointwise import can_cast, promote_types, result_type
+from engine.ops.views import hstack, vstack
 from engine.random import TorchGenerator as Generator
 from engine.random import default_generator
 from engine.shape import Size
@@ -221,6 +222,26 @@ _METHODS = [
     "cos_",
     "floor_",
     "round_",
+    # shapes and indexing
+    "chunk",
+    "split",
+    "tensor_split",
+    "narrow",
+    "movedim",
+    "moveaxis",
+    "swapaxes",
+    "swapdims",
+    "unflatten",
+    "flip",
+    "roll",
+    "tril",
+    "triu",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "index_select",
+    "masked_fill",
+    "masked_select",
 ]
 for _name in _METHODS:
     globals()[_name] = _method(_name)
@@ -240,6 +261,10 @@ __all__ = [
     "Size",
     "Tensor",
     "arange",
+    "bmm",
+    "outer",
+    "hstack",
+    "vstack",
     "autograd",
     "bool",
     "can_cast",

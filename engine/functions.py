@@ -820,6 +820,8 @@ class UnbindBackward0(Node):
     """One node, one output per slice: what iterating over a tensor records."""
 
     formula = "grad_self = the output grads stacked back together"
+    is_view = True
+    multi_view = True  # its outputs refuse in-place changes, as PyTorch's do
 
     def forward(self, a, dim):
         self.dim = dim
@@ -1538,6 +1540,295 @@ class AminBackward0(AmaxBackward0):
 
 
 # ***** shapes and indexing (more) *****
+
+
+class SplitBackward0(Node):
+    """split(int) and chunk: one node, one view per piece."""
+
+    formula = "grad_self = the pieces' grads put back side by side"
+    is_view = True
+    multi_view = True  # its outputs refuse in-place changes, as PyTorch's do
+
+    def forward(self, a, dim, sizes):
+        self.dim = dim
+        bounds = np.cumsum(sizes)[:-1]
+        return tuple(np.split(a, bounds, axis=dim))
+
+    def backward(self, *grads):
+        return (np.concatenate(grads, axis=self.dim),)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    """split([sizes])."""
+
+
+class GatherBackward0(Node):
+    formula = "grad_self = zeros, with grad added back where each value was gathered from"
+
+    def forward(self, a, dim, index):
+        self.shape, self.where = a.shape, _along(index, dim)
+        return a[self.where]
+
+    def backward(self, grad):
+        out = np.zeros(self.shape, grad.dtype)
+        np.add.at(out, self.where, grad)  # a position gathered twice gets both grads
+        return (out,)
+
+
+def _along(index: np.ndarray, dim: int) -> tuple:
+    """Positions for gather/scatter: index's own coordinates, with `dim` taken from index."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+class ScatterBackward0(Node):
+    """scatter(dim, index, src): src's values written at index."""
+
+    formula = "grad_self = grad, zeroed where src was written; grad_src = grad gathered at index"
+
+    def forward(self, a, src, dim, index):
+        self.where, self.src_shape = _along(index, dim), np.shape(src)
+        out = a.copy()
+        out[self.where] = src[tuple(slice(0, n) for n in index.shape)]
+        return out
+
+    def backward(self, grad):
+        grad_self = grad.copy()
+        grad_self[self.where] = 0
+        grad_src = np.zeros(self.src_shape, grad.dtype)
+        grad_src[tuple(slice(0, n) for n in grad[self.where].shape)] = grad[self.where]
+        return grad_self, grad_src
+
+
+class ScatterBackward1(Node):
+    """scatter(dim, index, value): a number written at index."""
+
+    formula = "grad_self = grad, zeroed where the value was written"
+
+    def forward(self, a, dim, index, value):
+        self.where = _along(index, dim)
+        out = a.copy()
+        out[self.where] = value
+        return out
+
+    def backward(self, grad):
+        grad_self = grad.copy()
+        grad_self[self.where] = 0
+        return (grad_self,)
+
+
+class ScatterAddBackward0(ScatterBackward0):
+    formula = "grad_self = grad; grad_src = grad gathered at index"
+
+    def forward(self, a, src, dim, index):
+        self.where, self.src_shape = _along(index, dim), np.shape(src)
+        out = a.copy()
+        np.add.at(out, self.where, src[tuple(slice(0, n) for n in index.shape)])
+        return out
+
+    def backward(self, grad):
+        grad_src = np.zeros(self.src_shape, grad.dtype)
+        grad_src[tuple(slice(0, n) for n in grad[self.where].shape)] = grad[self.where]
+        return grad, grad_src
+
+
+class IndexSelectBackward0(Node):
+    formula = "grad_self = zeros, with grad added back at each selected index"
+
+    def forward(self, a, dim, index):
+        self.shape, self.dim, self.index = a.shape, dim, index
+        return np.take(a, index, axis=dim)
+
+    def backward(self, grad):
+        out = np.zeros(self.shape, grad.dtype)
+        np.add.at(np.moveaxis(out, self.dim, 0), self.index, np.moveaxis(grad, self.dim, 0))
+        return (out,)
+
+
+class MaskedFillBackward0(Node):
+    """masked_fill(mask, number)."""
+
+    formula = "grad_self = grad where the mask is False, 0 where it was filled"
+
+    def forward(self, a, mask, value):
+        self.mask = mask
+        return np.where(mask, a.dtype.type(value), a)
+
+    def backward(self, grad):
+        return (np.where(self.mask, np.zeros((), grad.dtype), grad),)
+
+
+class MaskedFillBackward1(MaskedFillBackward0):
+    """masked_fill(mask, 0-dim tensor): the value gets the filled places' grads, summed."""
+
+    formula = "grad_self = grad where the mask is False; grad_value = sum of grad where True"
+
+    def forward(self, a, value, mask):
+        return super().forward(a, mask, value)
+
+    def backward(self, grad):
+        (grad_self,) = super().backward(grad)
+        mask = np.broadcast_to(self.mask, grad.shape)
+        return grad_self, grad[mask].sum(dtype=grad.dtype)
+
+
+class MaskedSelectBackward0(Node):
+    formula = "grad_self = zeros, with grad put back where the mask is True"
+
+    def forward(self, a, mask):
+        self.shape = np.broadcast_shapes(a.shape, mask.shape)
+        self.mask = np.broadcast_to(mask, self.shape)
+        return np.broadcast_to(a, self.shape)[self.mask]
+
+    def backward(self, grad):
+        out = np.zeros(self.shape, grad.dtype)
+        out[self.mask] = grad
+        return (out,)  # summed back over any broadcast dims by the engine
+
+
+class RepeatBackward0(Node):
+    formula = "grad_self = grad summed over the copies"
+
+    def forward(self, a, repeats):
+        self.shape = a.shape
+        lead = len(repeats) - a.ndim
+        return np.tile(a.reshape((1,) * lead + a.shape), repeats)
+
+    def backward(self, grad):
+        # view each dim n*k as (n copies, k), then sum the copies away
+        padded = (1,) * (grad.ndim - len(self.shape)) + self.shape
+        split = []
+        for size, total in zip(padded, grad.shape, strict=True):
+            split += [total // size if size else 0, size]
+        summed = grad.reshape(split).sum(axis=tuple(range(0, 2 * grad.ndim, 2)))
+        return (summed.reshape(self.shape),)
+
+
+class RollBackward0(Node):
+    formula = "grad_self = grad rolled back the other way"
+
+    def forward(self, a, shifts, dims):
+        # with no dims, the tensor rolls as if flattened (numpy's axis=None does the same)
+        self.shifts, self.dims = shifts, dims
+        return np.roll(a, shifts if dims is not None else shifts[0], axis=dims)
+
+    def backward(self, grad):
+        back = tuple(-s for s in self.shifts)
+        return (np.roll(grad, back if self.dims is not None else back[0], axis=self.dims),)
+
+
+class FlipBackward0(Node):
+    formula = "grad_self = grad flipped back"
+
+    def forward(self, a, dims):
+        self.dims = dims
+        return np.flip(a, dims).copy()
+
+    def backward(self, grad):
+        return (np.flip(grad, self.dims),)
+
+
+class TrilBackward0(Node):
+    formula = "grad_self = grad on and below the diagonal, 0 above"
+
+    keep = staticmethod(np.tril)
+
+    def forward(self, a, diagonal):
+        self.diagonal = diagonal
+        return self.keep(a, diagonal)
+
+    def backward(self, grad):
+        return (self.keep(grad, self.diagonal),)
+
+
+class TriuBackward0(TrilBackward0):
+    formula = "grad_self = grad on and above the diagonal, 0 below"
+
+    keep = staticmethod(np.triu)
+
+
+class ReshapeAliasBackward0(ViewBackward0):
+    """reshape() of a non-contiguous tensor whose memory can still be read in the new shape."""
+
+
+class IndexPutBackward0(Node):
+    """t[index tensors] = values, in place."""
+
+    formula = "grad_self = grad, zeroed where values were written; grad_values = grad there"
+
+    def forward(self, a, values, key):
+        self.key = key
+        out = a.copy()
+        out[key] = values
+        return out
+
+    def backward(self, grad):
+        grad_self = grad.copy()
+        grad_self[self.key] = 0
+        return grad_self, grad[self.key]  # summed back to the values' shape by the engine
+
+
+class FillBackward3(Node):
+    """fill_(0-dim tensor), as `t[...] = 2.0` records it."""
+
+    formula = "grad_self = 0 (the old values no longer matter); grad_value = sum of grad"
+
+    def forward(self, a, value):
+        return np.full_like(a, value)
+
+    def backward(self, grad):
+        return np.zeros_like(grad), grad.sum(dtype=grad.dtype)
+
+
+# ***** in-place changes through a view: the base's history is rewritten *****
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op `fn` changed part of it through a view.
+
+    Backward hands the view's part of the gradient to `fn` and puts what `fn` returns for its
+    first input back in that part; the rest of the gradient passes through to the old base.
+    """
+
+    formula = "grad_base = grad, with the view's part replaced by what the in-place op sends it"
+
+    def __init__(self, fn: Node, where: np.ndarray) -> None:
+        super().__init__()
+        self.fn, self.where = fn, where  # where: each view element's flat index in the base
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"  # a hand-written C++ node, named like one
+
+    def backward(self, grad):
+        grad_base = np.array(grad, copy=True)
+        flat = grad_base.reshape(-1)
+        sent = self.fn.backward(flat[self.where])
+        part = sent[0]
+        flat[self.where] = 0 if part is None else np.broadcast_to(part, self.where.shape)
+        return (grad_base, *sent[1:])
+
+    @property
+    def has_saved(self) -> bool:
+        return self.fn.has_saved
+
+    def release(self) -> None:
+        self.fn.release()
+
+
+class AsStridedBackward0(Node):
+    """A view's grad_fn once its base was changed in place: it reads its part of the base."""
+
+    formula = "grad_base = zeros, with grad added at the view's elements"
+
+    def __init__(self, where: np.ndarray, base_shape: tuple) -> None:
+        super().__init__()
+        self.where, self.base_shape = where, base_shape
+
+    def backward(self, grad):
+        out = np.zeros(int(np.prod(self.base_shape)), grad.dtype)
+        np.add.at(out, self.where, grad)
+        return (out.reshape(self.base_shape),)
 
 
 # ***** elementwise (more) *****
@@ -2442,6 +2733,28 @@ class DivBackward1(Node):
 
 
 # ***** matrix products (more) *****
+
+
+class BmmBackward0(Node):
+    """A batch of matrix products: out[i] = self[i] @ mat2[i]."""
+
+    formula = "grad_self = grad @ mat2ᵀ; grad_mat2 = selfᵀ @ grad (batch by batch)"
+
+    def forward(self, a, b):
+        if self.needs_input_grad[0]:
+            self.save(1)
+        if self.needs_input_grad[1]:
+            self.save(0)
+        return a @ b
+
+    def backward(self, grad):
+        saved = iter(self.saved_values())
+        b = next(saved) if self.needs_input_grad[0] else None
+        a = next(saved) if self.needs_input_grad[1] else None
+        return (
+            grad @ b.swapaxes(1, 2) if b is not None else None,
+            a.swapaxes(1, 2) @ grad if a is not None else None,
+        )
 
 
 # ***** normalisation layers *****

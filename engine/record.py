@@ -72,6 +72,8 @@ def edge(t) -> tuple:
     if not isinstance(t, Tensor):
         return (None, 0)
     if t.grad_fn is not None:
+        if t._base is not None and t._base.grad_fn is not None:
+            refresh_view(t)  # its base may have changed in place since the view was made
         return (t.grad_fn, t._output_nr)
     if t._requires_grad:
         if t._accumulator is None:
@@ -121,31 +123,29 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
     """Run an op and write its result into `target` (inputs[0]), as PyTorch's `x.op_()` does.
 
     `arrays` are the inputs as the node computes on them (already cast to the target's dtype).
+    When `target` is a view of a tensor in the graph, the base's history is rewritten as PyTorch
+    does it: the base's grad_fn becomes a CopySlices wrapping the op, and the view's an
+    AsStridedBackward0 reading its part of the new base.
     """
     recording = grad_state.enabled and any(
         isinstance(t, Tensor) and t._requires_grad for t in inputs
     )
-    if recording:
-        if target.is_leaf and target._requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        if target._base is not None:
-            if target._base.is_leaf and target._base._requires_grad:
-                raise RuntimeError(
-                    "a view of a leaf Variable that requires grad is being used in an in-place "
-                    "operation."
-                )
-            raise UnsupportedByGradtrace(
-                "in-place changes to a view of a tensor in the autograd graph are not supported "
-                "by gradtrace's engine (PyTorch rewrites the base's history with CopySlices); "
-                "use the out-of-place op instead"
-            )
+    base = target._base
+    if grad_state.enabled and base is not None:
+        _check_view_write(target, base, recording)
+    if recording and target.is_leaf and target._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
 
     before = (target.grad_fn, target._output_nr)
+    base_before = edge(base) if recording and base is not None else None
     node = node_cls()
     if recording:
         node.needs_input_grad = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+        if base is not None:
+            # the view's old values count as needing a gradient whenever the base has history
+            node.needs_input_grad = (base_before[0] is not None, *node.needs_input_grad[1:])
     result = node.forward(*arrays, **kwargs)
     if getattr(result, "shape", ()) != target._array.shape:
         raise RuntimeError(
@@ -175,12 +175,110 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
             else _saved(node, "result", inputs, arrays, target)
             for w in node.to_save
         ]
+        if base is not None:
+            copy = _rewrite_base(node, target, base, base_before)
+            if tracing.current is not None:
+                # what the graph records is a change of the base; the view shares its memory
+                tracing.current.on_inplace(base, copy, (base, *inputs[1:]), recording)
+            return target
         target.grad_fn = node
         target._output_nr = 0
         target._requires_grad = True
     if tracing.current is not None:
         tracing.current.on_inplace(target, node, inputs, recording)
     return target
+
+
+NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block (if "
+    "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+
+
+def _check_view_write(view: Tensor, base: Tensor, recording: bool) -> None:
+    """PyTorch's refusals of an in-place change through a view, with its messages."""
+    if view.grad_fn is None and base._requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+    if not recording:
+        return
+    if base.is_leaf and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if getattr(view.grad_fn, "multi_view", False):
+        raise RuntimeError(
+            f"Output {view._output_nr} of {_short(view.grad_fn.name())} is a view and is being "
+            "modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
+
+
+def _rewrite_base(fn: Node, view: Tensor, base: Tensor, base_before: tuple) -> Node:
+    """After `fn` changed `view` in place, give the base (and the view) their new history."""
+    from engine.functions import AsStridedBackward0, CopySlices  # functions imports this module
+
+    where = positions_in_base(base._array, view._array)
+    copy = CopySlices(fn, where)
+    copy.next_functions = (base_before, *fn.next_functions[1:])
+    copy.input_shapes = (base._array.shape, *fn.input_shapes[1:])
+    copy.input_dtypes = (base._array.dtype, *fn.input_dtypes[1:])
+    base.grad_fn, base._output_nr, base._requires_grad = copy, 0, True
+
+    reread = AsStridedBackward0(where, base._array.shape)
+    reread.next_functions = ((copy, 0),)
+    reread.input_shapes, reread.input_dtypes = (base._array.shape,), (base._array.dtype,)
+    view.grad_fn, view._output_nr, view._requires_grad = reread, 0, True
+    return copy
+
+
+def refresh_view(view: Tensor) -> None:
+    """Give a view whose base was changed in place since (through any view) its new history.
+
+    As in PyTorch, the view's grad_fn becomes an AsStridedBackward0 reading its part of the
+    base's new grad_fn. A view is stale when its base's grad_fn was made after its own.
+    """
+    from engine.functions import AsStridedBackward0  # functions imports this module
+
+    base, own = view._base, view.grad_fn
+    latest = base.grad_fn
+    if latest is None or own is None or own.sequence_nr > latest.sequence_nr:
+        return
+    reread = AsStridedBackward0(positions_in_base(base._array, view._array), base._array.shape)
+    reread.next_functions = ((latest, base._output_nr),)
+    reread.input_shapes, reread.input_dtypes = (base._array.shape,), (base._array.dtype,)
+    view.grad_fn, view._output_nr = reread, 0
+
+
+def positions_in_base(base: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """For each element of `view`, the flat (row-major) index of the element of `base` it is.
+
+    Found from memory addresses, so it holds for any chain of views (slices, transposes,
+    reshapes) without replaying them.
+    """
+    if view.size == 0:
+        return np.zeros(view.shape, np.intp)
+    base_at = _addresses(base).reshape(-1)
+    order = np.argsort(base_at, kind="stable")
+    sorted_at = base_at[order]
+    view_at = _addresses(view)
+    found = np.minimum(np.searchsorted(sorted_at, view_at), max(sorted_at.size - 1, 0))
+    if sorted_at.size == 0 or not np.array_equal(sorted_at[found], view_at):
+        raise UnsupportedByGradtrace(
+            "this in-place change through a view is not supported by gradtrace's engine (the "
+            "view's memory is not inside its base's); clone() the view first"
+        )
+    return order[found]
+
+
+def _addresses(a: np.ndarray) -> np.ndarray:
+    """The memory address of every element of `a`."""
+    start = a.__array_interface__["data"][0]
+    grid = np.indices(a.shape, sparse=True)
+    return sum((g * s for g, s in zip(grid, a.strides, strict=True)), np.full(a.shape, start))
 
 
 def bump(t: Tensor, op: str, node) -> None:

@@ -1,12 +1,19 @@
-"""Indexing: `t[key]` as views (select, slice) or a gather, and `t[key] = value` writes."""
+"""Indexing: `t[key]` as views (select, slice) or a gather, and `t[key] = value` writes; gather,
+scatter, index_select and the masked ops, which pick or place values by index or mask."""
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
 from engine import functions as fn
+from engine.creation import tensor
 from engine.grad_mode import state as grad_state
-from engine.record import apply, bump
+from engine.ops.linalg import c_name
+from engine.promotion import check_number
+from engine.record import apply, apply_inplace, bump
+from engine.shape import broadcast_shapes, wrap_dim
 from engine.tensor import Tensor, tensor_methods
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -20,6 +27,119 @@ class Indexing:
 
     def __setitem__(self, key, value):
         assign(self, key, value)
+
+    # ***** by an index tensor along one dim *****
+
+    def gather(self, dim, index):
+        dim = wrap_dim(dim, self.ndim)
+        where = _index_along(self, dim, index, "gather")
+        return apply(fn.GatherBackward0, (self,), dim=dim, index=where)
+
+    def scatter(self, dim, index, src=None, *, value=None):
+        return _scatter(self, dim, index, src if value is None else value, inplace=False)
+
+    def scatter_(self, dim, index, src=None, *, value=None):
+        return _scatter(self, dim, index, src if value is None else value, inplace=True)
+
+    def scatter_add(self, dim, index, src):
+        return _scatter(self, dim, index, src, inplace=False, add=True)
+
+    def scatter_add_(self, dim, index, src):
+        return _scatter(self, dim, index, src, inplace=True, add=True)
+
+    def index_select(self, dim, index):
+        dim = wrap_dim(dim, self.ndim)
+        if index.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        if index._array.dtype.kind not in "iu":
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        picks = np.atleast_1d(index._array)
+        size = self._array.shape[dim] if self.ndim else 1
+        bad = picks[(picks < 0) | (picks >= size)]
+        if bad.size:
+            raise RuntimeError(
+                f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={size}"
+            )
+        return apply(fn.IndexSelectBackward0, (self,), dim=dim, index=picks)
+
+    # ***** by a boolean mask *****
+
+    def masked_fill(self, mask, value):
+        return _masked_fill(self, mask, value, inplace=False)
+
+    def masked_fill_(self, mask, value):
+        return _masked_fill(self, mask, value, inplace=True)
+
+    def masked_select(self, mask):
+        if mask._array.dtype != np.bool_:
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        broadcast_shapes(self._array.shape, mask._array.shape)
+        return apply(fn.MaskedSelectBackward0, (self,), mask=mask._array)
+
+
+def _index_along(t: Tensor, dim: int, index: Tensor, op: str) -> np.ndarray:
+    """Check an index tensor for gather/scatter as PyTorch does; return its array."""
+    if index._array.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if index.ndim != t.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    where = index._array
+    size = t._array.shape[dim]
+    bad = where[(where < 0) | (where >= size)]
+    if bad.size:
+        raise RuntimeError(
+            f"index {bad.flat[0]} is out of bounds for dimension {dim} with size {size}"
+        )
+    return where
+
+
+def _scatter(t: Tensor, dim, index: Tensor, src, inplace: bool, add: bool = False) -> Tensor:
+    """scatter and scatter_add, out of place or in place: src (or a number) written at index."""
+    dim = wrap_dim(dim, t.ndim)
+    where = _index_along(t, dim, index, "scatter_add" if add else "scatter")
+    if isinstance(src, Tensor):
+        if src._array.dtype != t._array.dtype:
+            raise RuntimeError(
+                f"{'scatter_add' if add else 'scatter'}(): Expected self.dtype to be equal to "
+                "src.dtype"
+            )
+        node = fn.ScatterAddBackward0 if add else fn.ScatterBackward0
+        inputs, arrays, kwargs = (t, src), (t._array, src._array), {"dim": dim, "index": where}
+    else:
+        node = fn.ScatterBackward1
+        kwargs = {"dim": dim, "index": where, "value": src}
+        inputs, arrays = (t,), (t._array,)
+    if inplace:
+        return apply_inplace(node, t, inputs, arrays, **kwargs)
+    return apply(node, inputs, arrays, **kwargs)
+
+
+def _masked_fill(t: Tensor, mask: Tensor, value, inplace: bool) -> Tensor:
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {c_name(mask)}"
+        )
+    broadcast_shapes(t._array.shape, mask._array.shape)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        node, inputs = fn.MaskedFillBackward1, (t, value)
+        arrays = (t._array, value._array.astype(t._array.dtype))
+        kwargs = {"mask": mask._array}
+    elif isinstance(value, numbers.Number | np.number):
+        node, inputs, arrays = fn.MaskedFillBackward0, (t,), (t._array,)
+        kwargs = {"mask": mask._array, "value": value}
+    else:
+        raise TypeError(
+            f"masked_fill() received an invalid combination of arguments - got (Tensor, "
+            f"{type(value).__name__})"
+        )
+    if inplace:
+        return apply_inplace(node, t, inputs, arrays, **kwargs)
+    return apply(node, inputs, arrays, **kwargs)
 
 
 def index(t: Tensor, key):
@@ -136,24 +256,80 @@ def _gather(t: Tensor, gathers: dict) -> Tensor:
 
 
 def assign(t: Tensor, key, value) -> None:
-    """t[key] = value: an in-place write, allowed while no graph is involved."""
-    value_array = value._array if isinstance(value, Tensor) else value
+    """t[key] = value: an in-place write, recorded as PyTorch records it when autograd is involved.
+
+    With no graph involved it is a plain write. Otherwise, as in PyTorch: the basic part of the
+    key makes a view and the value is copied into it (copy_, or fill_ for a 0-dim value), so a
+    view of a graph tensor rewrites the tensor's history (CopySlices); index tensors write with
+    index_put_ (IndexPutBackward0).
+    """
     involved = grad_state.enabled and (
         t._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
     )
-    if involved:
-        if t.is_leaf and t._requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
+    if not involved:
+        value_array = value._array if isinstance(value, Tensor) else value
+        if isinstance(key, Tensor):
+            key = key._array
+        elif isinstance(key, tuple):
+            key = tuple(k._array if isinstance(k, Tensor) else k for k in key)
+        t._array[key] = value_array
+        bump(t, "setitem", None)
+        return
+    parts = tuple(_index_part(k) for k in (key if isinstance(key, tuple) else (key,)))
+    advanced = [isinstance(k, np.ndarray) for k in parts]
+    if any(advanced):
+        _index_put(t, parts, value)
+        return
+    if isinstance(value, list | tuple):
+        value = tensor(value, dtype=t.dtype)
+    whole = all(k is Ellipsis or _whole(k) for k in parts)
+    _copy_to(t if whole else index(t, key), value)
+
+
+def _whole(k) -> bool:
+    """A slice that keeps a whole dim (`:` or `0:`): setitem writes into the tensor itself."""
+    return isinstance(k, slice) and k.start in (None, 0) and k.stop is None and k.step in (None, 1)
+
+
+def _copy_to(dst: Tensor, value) -> None:
+    """PyTorch's setitem copy: fill_ for a 0-dim value, else copy_ of the value broadcast to dst."""
+    if not isinstance(value, Tensor):
+        check_number(value, "setitem")
+        if dst.ndim == 0:
+            apply_inplace(
+                fn.CopyBackwards, dst, (dst, value), (dst._array, dst._array.dtype.type(value))
             )
-        raise UnsupportedByGradtrace(
-            "assigning into part of a tensor that is in the autograd graph is not supported by "
-            "gradtrace's engine (PyTorch records it as CopySlices); build a new tensor instead, "
-            "for example with torch.where or torch.cat"
-        )
-    if isinstance(key, Tensor):
-        key = key._array
-    elif isinstance(key, tuple):
-        key = tuple(k._array if isinstance(k, Tensor) else k for k in key)
-    t._array[key] = value_array
-    bump(t, "setitem", None)
+        else:
+            apply_inplace(fn.FillBackward3, dst, (dst, value), (dst._array, value))
+        return
+    if value.shape == dst.shape:
+        dst.copy_(value)
+    elif value.ndim == 0:
+        apply_inplace(fn.FillBackward3, dst, (dst, value), (dst._array, value._array))
+    else:
+        # leading size-1 dims of the value are dropped, then it is expanded to dst's shape
+        lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+        trimmed = value.view(value.shape[lead:])
+        if trimmed.shape != dst.shape:
+            trimmed = trimmed.expand(dst.shape)
+        dst.copy_(trimmed)
+
+
+def _index_put(t: Tensor, parts: tuple, value) -> None:
+    """t[index tensors] = value, the index tensors alongside whole-dim slices or an ellipsis."""
+    for k in parts:
+        if not (isinstance(k, np.ndarray) or k is Ellipsis or _whole(k)):
+            raise UnsupportedByGradtrace(
+                "assigning through index tensors mixed with integers or partial slices is not "
+                "supported by gradtrace's engine when autograd is involved; index in two steps "
+                "or build the tensor with torch.where"
+            )
+    key = parts if len(parts) > 1 else parts[0]
+    target_shape = t._array[key].shape
+    if isinstance(value, Tensor):
+        np.broadcast_shapes(value._array.shape, target_shape)
+        values = value._array.astype(t._array.dtype, copy=False)
+    else:
+        check_number(value, "setitem")
+        values = t._array.dtype.type(value)
+    apply_inplace(fn.IndexPutBackward0, t, (t, value), (t._array, values), key=key)

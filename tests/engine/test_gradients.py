@@ -527,6 +527,187 @@ def test_index_bool_mask(data):
     check_gradients(lambda a: a[torch.tensor(rows)], x)
 
 
+# ***** shapes, indexing and batched matmul (more): pieces, gathers, masks, bmm, CopySlices *****
+
+
+def _pieces_rejoined(pieces, dim: int):
+    """Every piece weighted differently, then joined: each piece's gradient is checked."""
+    return torch.cat([p * (i + 1) for i, p in enumerate(pieces)], dim)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_split_chunk_tensor_split_narrow(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    dim = data.draw(st.integers(0, x.ndim - 1), label="dim")
+    size = x.shape[dim]
+    step = data.draw(st.integers(1, size), label="step")
+    cut = data.draw(st.integers(0, size), label="cut")
+    check_gradients(lambda a: _pieces_rejoined(a.split(step, dim), dim), x)
+    check_gradients(lambda a: _pieces_rejoined(a.split([cut, size - cut], dim), dim), x)
+    check_gradients(lambda a: _pieces_rejoined(a.chunk(step, dim), dim), x)
+    check_gradients(lambda a: _pieces_rejoined(a.tensor_split(step, dim), dim), x)
+    check_gradients(lambda a: a.chunk(2, dim)[0] * 3, x)  # the unused pieces send zeros
+    check_gradients(lambda a: a.narrow(dim, min(cut, size - 1), size - min(cut, size - 1)), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_reorder_and_reshape_views(data):
+    x = data.draw(arrays(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4)))
+    check_gradients(lambda a: a.movedim(0, -1), x)
+    check_gradients(lambda a: a.swapaxes(0, 1), x)
+    check_gradients(lambda a: a.unflatten(-1, (1, x.shape[-1])), x)
+    check_gradients(lambda a: a[:, : max(x.shape[1] - 1, 1)].reshape(-1), x)  # an alias or a copy
+    check_gradients(lambda a: a.flip(0), x)
+    check_gradients(lambda a: a.flip(-1, 0), x)
+    check_gradients(lambda a: a.roll(1, 0), x)
+    check_gradients(lambda a: a.roll(-2), x)
+    check_gradients(lambda a: a.roll((1, 2), (0, 1)), x)
+    check_gradients(lambda a: a.repeat(2, *([1] * (x.ndim - 1)), 3), x)
+    diagonal = data.draw(st.integers(-2, 2), label="diagonal")
+    check_gradients(lambda a: a.tril(diagonal), x)
+    check_gradients(lambda a: a.triu(diagonal), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_hstack_vstack_outer(data):
+    n, m = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    a, b = data.draw(arrays((n,)), label="a"), data.draw(arrays((m,)), label="b")
+    check_gradients(lambda x, y: torch.hstack([x, y * 2]), a, b)
+    check_gradients(lambda x, y: torch.vstack([x, x * y.sum()]), a, b)
+    check_gradients(lambda x, y: torch.outer(x, y), a, b)
+    check_gradients(lambda x, y: x.outer(y), a, b, requires=(False, True))
+
+
+@st.composite
+def index_along(draw, shape: tuple, dim: int, sizes: tuple | None = None):
+    """An index tensor for gather/scatter: no bigger than `shape`, values < shape[dim]."""
+    sizes = sizes or tuple(draw(st.integers(1, n)) for n in shape)
+    return draw(hnp.arrays(np.int64, sizes, elements=st.integers(0, shape[dim] - 1)))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_gather_and_index_select(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    dim = data.draw(st.integers(0, x.ndim - 1), label="dim")
+    index = data.draw(index_along(x.shape, dim), label="index")
+    check_gradients(lambda a: a.gather(dim, torch.tensor(index)), x)  # repeats add up
+    picks = data.draw(st.lists(st.integers(0, x.shape[dim] - 1), min_size=1, max_size=5))
+    check_gradients(lambda a: a.index_select(dim, torch.tensor(picks)), x)
+    check_gradients(lambda a: torch.index_select(a, dim, torch.tensor(picks)), x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_scatter_and_scatter_add(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    dim = data.draw(st.integers(0, x.ndim - 1), label="dim")
+    # scatter needs distinct targets along dim, or the value that wins is undefined
+    positions = data.draw(st.permutations(range(x.shape[dim])), label="positions")
+    count = data.draw(st.integers(1, x.shape[dim]), label="count")
+    shape = tuple(count if d == dim else x.shape[d] for d in range(x.ndim))
+    index = np.broadcast_to(
+        np.asarray(positions[:count]).reshape([-1 if d == dim else 1 for d in range(x.ndim)]),
+        shape,
+    ).copy()
+    src = data.draw(arrays(shape), label="src")
+    check_gradients(lambda a, s: a.scatter(dim, torch.tensor(index), s), x, src)
+    check_gradients(lambda a: a.scatter(dim, torch.tensor(index), 2.5), x)
+    repeats = data.draw(index_along(x.shape, dim, shape), label="repeats")
+    check_gradients(lambda a, s: a.scatter_add(dim, torch.tensor(repeats), s), x, src)
+    check_gradients(lambda a, s: (a * 1).scatter_add_(dim, torch.tensor(repeats), s), x, src)
+    check_gradients(lambda a, s: (a * 1).scatter_(dim, torch.tensor(index), s * 2), x, src)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_masked_fill_and_masked_select(data):
+    x = data.draw(arrays(SHAPES_1D_UP), label="x")
+    mask = torch.tensor(data.draw(hnp.arrays(np.bool_, x.shape[1:]), label="mask"))
+    check_gradients(lambda a: a.masked_fill(mask, -1.0), x)
+    check_gradients(lambda a, v: a.masked_fill(mask, v), x, np.array(0.5))
+    check_gradients(lambda a, v: (a * 1).masked_fill_(mask, v * 2), x, np.array(0.5))
+    check_gradients(lambda a: torch.cat([a.masked_select(mask), a.sum().reshape(1)]), x)
+
+
+BATCHED_MATMUL_SHAPES = {
+    "batch@matrix": ((2, 3, 4), (4, 2)),
+    "batch@vector": ((2, 3, 4), (4,)),
+    "matrix@batch": ((3, 4), (2, 4, 2)),
+    "vector@batch": ((4,), (2, 4, 2)),
+    "batch@batch": ((2, 3, 4), (2, 4, 2)),
+    "broadcast batches": ((2, 1, 3, 4), (3, 4, 2)),
+    "lone size-1 batch": ((1, 3, 4), (2, 4, 2)),
+    "4-d@matrix": ((2, 2, 3, 4), (4, 2)),
+}
+
+
+@pytest.mark.parametrize("case", BATCHED_MATMUL_SHAPES)
+@SETTINGS
+@given(data=st.data())
+def test_batched_matmul(case, data):
+    a_shape, b_shape = BATCHED_MATMUL_SHAPES[case]
+    a, b = data.draw(arrays(a_shape), label="a"), data.draw(arrays(b_shape), label="b")
+    check_gradients(lambda x, y: x @ y, a, b)
+    check_gradients(lambda x, y: torch.matmul(x, y), a, b, requires=(True, False))
+    check_gradients(lambda x, y: x @ y, a, b, requires=(False, True))
+    if len(a_shape) == len(b_shape) == 3 and a_shape[0] == b_shape[0]:
+        check_gradients(lambda x, y: torch.bmm(x, y), a, b)
+        check_gradients(lambda x, y: x.bmm(y), a, b, requires=(False, True))
+
+
+def _written(y, key, value):
+    y[key] = value
+    return y
+
+
+def _view_changed(y, method: str, *args):
+    """Change a row of y in place through a view of it; y (the base) is what comes out."""
+    getattr(y[0], method)(*args)
+    return y
+
+
+@SETTINGS
+@given(data=st.data())
+def test_in_place_writes_into_views(data):
+    x = data.draw(arrays(hnp.array_shapes(min_dims=2, max_dims=3, min_side=2, max_side=4)))
+    row = data.draw(arrays(x.shape[1:]), label="row")
+    check_gradients(lambda a, r: _written(a * 2, 0, r), x, row)
+    check_gradients(lambda a, r: _written(a * 2, (slice(None), 1), r[0]), x, row)
+    check_gradients(lambda a, r: _written(a * 2, 1, r.sum()), x, row)  # a 0-dim value fills
+    check_gradients(lambda a: _written(a * 2, 0, 5.0), x)
+    check_gradients(lambda a, r: _written(a * 1, [1, 0], r), x, row)  # index_put_
+    mask = torch.tensor(x > 0)  # fixed, so that a nudge of x cannot move it
+    check_gradients(lambda a, r: _written(a * 1, mask, r.sum()), x, row)
+    check_gradients(lambda a, r: _view_changed(a * 1, "mul_", r), x, row)
+    check_gradients(lambda a, r: _view_changed(a * 3, "add_", r), x, row)
+    check_gradients(lambda a: _view_changed(a.sin(), "exp_"), x)  # saves its result
+
+
+def _iadd_slice(y, r):
+    y[:, 1:] += r
+    return y
+
+
+def _view_used_after(y, r):
+    v = y.view(-1)[1:]
+    v.mul_(r.sum())
+    return v * y.sum()  # the view reads the new base; the base is read too
+
+
+@SETTINGS
+@given(data=st.data())
+def test_in_place_writes_into_views_then_used(data):
+    x = data.draw(arrays(hnp.array_shapes(min_dims=2, max_dims=2, min_side=2, max_side=4)))
+    r = data.draw(arrays(x.shape[1:]), label="r")
+    check_gradients(lambda a, b: _iadd_slice(a * 1, b[1:]), x, r)
+    check_gradients(lambda a, b: _view_used_after(a * 1, b), x, r)
+    check_gradients(lambda a, b: _view_used_after(a.t().contiguous(), b[:1]), x, r)
+
+
 # ***** several outputs or several inputs *****
 
 
