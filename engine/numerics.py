@@ -319,23 +319,31 @@ def _power_of_two(value) -> bool:
     return abs(mantissa) == 0.5
 
 
+_LOW_BITS = np.uint64(0x1FFFFFFF)  # a float64's 29 bits below float32's precision
+_HALFWAY = np.uint64(0x10000000)  # ... reading 1000...0: halfway between two float32s
+_MAGNITUDE = np.uint64(0x7FFFFFFFFFFFFFFF)
+_TINY = np.uint64(0x3820000000000000)  # 2^-125 as a float64's bits: float32 is subnormal below
+
+
 def _fma32(x, y, z) -> np.ndarray:
-    x64, y64, z64 = (np.asarray(v, np.float64) for v in (x, y, z))
     with np.errstate(all="ignore"):
-        total = x64 * y64 + z64  # the product is exact: 24 + 24 bits fit in 53
+        total = np.multiply(x, y, dtype=np.float64)  # exact: 24 + 24 bits fit in 53
+        total = np.add(total, z, dtype=np.float64)
         rounded = total.astype(np.float32)
-        # only a float64 sum exactly halfway between two float32s can round the wrong way: its
-        # 29 bits below float32's precision read 1000...0 (tiny nonzero results go the slow way too;
-        # a zero is exact: the product and z cancelled)
-        low_bits = total.view(np.uint64) & np.uint64(0x1FFFFFFF)
-        suspect = (low_bits == np.uint64(0x10000000)) | ((np.abs(total) < 2.0**-125) & (total != 0))
+        # only a float64 sum exactly halfway between two float32s can round the wrong way, and a
+        # result among float32's subnormals (whose halfway points sit higher); a zero is exact
+        bits = total.view(np.uint64)
+        suspect = (bits & _LOW_BITS) == _HALFWAY
+        suspect |= (bits & _MAGNITUDE) - np.uint64(1) < _TINY - np.uint64(1)
         if suspect.any():
             rounded = np.array(rounded, ndmin=1)  # writable, even for a 0-d result
             suspect = np.atleast_1d(suspect)
             rounded[suspect] = _fma32_ties(
                 *(
-                    np.broadcast_to(v, total.shape).reshape(suspect.shape)[suspect]
-                    for v in (x64, y64, z64)
+                    np.broadcast_to(np.asarray(v, np.float64), total.shape).reshape(suspect.shape)[
+                        suspect
+                    ]
+                    for v in (x, y, z)
                 )
             )
             rounded = rounded.reshape(total.shape)
