@@ -148,6 +148,15 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 # ***** filled with a value *****
 
 
+def _sizes(shape: tuple, size) -> tuple:
+    """The shape given as `zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError("got multiple values for argument 'size'")
+    return (size,)
+
+
 def _shape(size: tuple) -> tuple[int, ...]:
     shape = parse_shape(size)
     for n in shape:
@@ -158,23 +167,23 @@ def _shape(size: tuple) -> tuple[int, ...]:
     return shape
 
 
-def zeros(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
+def zeros(*shape, size=None, dtype=None, requires_grad=False, device=None) -> Tensor:
     devices.check(device)
-    shape = parse_shape(size)
+    shape = parse_shape(_sizes(shape, size))
     if any(n < 0 for n in shape):
         raise RuntimeError("zeros: Dimension size must be non-negative.")  # its own words
     return leaf(np.zeros(shape, _dtype(dtype)), requires_grad, "zeros")
 
 
-def ones(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
+def ones(*shape, size=None, dtype=None, requires_grad=False, device=None) -> Tensor:
     devices.check(device)
-    return leaf(np.ones(_shape(size), _dtype(dtype)), requires_grad, "ones")
+    return leaf(np.ones(_shape(_sizes(shape, size)), _dtype(dtype)), requires_grad, "ones")
 
 
-def empty(*size, dtype=None, requires_grad=False, device=None) -> Tensor:
+def empty(*shape, size=None, dtype=None, requires_grad=False, device=None) -> Tensor:
     # PyTorch leaves the memory uninitialised; zeros keep traces deterministic
     devices.check(device)
-    return leaf(np.zeros(_shape(size), _dtype(dtype)), requires_grad, "empty")
+    return leaf(np.zeros(_shape(_sizes(shape, size)), _dtype(dtype)), requires_grad, "empty")
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
@@ -400,16 +409,20 @@ def _random_dtype(dtype) -> np.dtype:
     return dt
 
 
-def rand(*size, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
+def rand(*shape, size=None, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
     devices.check(device)
     dt = _random_dtype(dtype)
-    return leaf(_generator(generator).rand(_shape(size), dt.name), requires_grad, "rand")
+    values = _generator(generator).rand(_shape(_sizes(shape, size)), dt.name)
+    return leaf(values, requires_grad, "rand")
 
 
-def randn(*size, dtype=None, requires_grad=False, generator=None, device=None) -> Tensor:
+def randn(
+    *shape, size=None, dtype=None, requires_grad=False, generator=None, device=None
+) -> Tensor:
     devices.check(device)
     dt = _random_dtype(dtype)
-    return leaf(_generator(generator).randn(_shape(size), dt.name), requires_grad, "randn")
+    values = _generator(generator).randn(_shape(_sizes(shape, size)), dt.name)
+    return leaf(values, requires_grad, "randn")
 
 
 def rand_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tensor:

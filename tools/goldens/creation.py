@@ -299,6 +299,29 @@ except Exception as e:
 """,
 )
 S(
+    "create-new-factories-and-size-keyword",
+    """
+import torch
+x = torch.tensor([1, 2], dtype=torch.int32)
+f = torch.tensor([1.5], dtype=torch.float64, requires_grad=True)
+a = x.new_zeros(2, 3)
+b = x.new_ones((2,))
+c = f.new_full((2,), 7)
+d = f.new_tensor([1, 2])
+e = x.new_tensor([1.5])
+g = f.new_ones(1, dtype=torch.float32, requires_grad=True)
+h = f.new_tensor(f)
+_u = f.new_empty(2)
+print(a, b, c, d, e, g, h, _u.shape, _u.dtype, f.new_zeros(2).requires_grad)
+z = torch.zeros(size=(2, 3))
+o = torch.ones(size=[1])
+torch.manual_seed(0)
+r = torch.randn(size=(2,))
+q = torch.rand(size=(1, 2))
+print(z.shape, o, r, q, torch.empty(size=(1,)).shape)
+""",
+)
+S(
     "create-eye-logspace",
     """
 import torch
