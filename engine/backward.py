@@ -304,7 +304,9 @@ class _Arrays:
         return g
 
     def wrap(self, g: np.ndarray) -> Tensor:
-        return Tensor._wrap(g)  # for the program's hooks, and autograd.grad's results
+        """For the program's hooks and autograd.grad's results: memory it may write to (a
+        gradient spread by a sum is a read-only broadcast view)."""
+        return Tensor._wrap(g if g.flags.writeable else g.copy())
 
     def unwrap(self, t: Tensor) -> np.ndarray:
         return t._array

@@ -4094,25 +4094,6 @@ y[1] = 0.0
     unsupported=True,
 )
 S(
-    "unsupported-create-graph",
-    """
-import torch
-x = torch.tensor(2.0, requires_grad=True)
-y = x ** 3
-(g,) = torch.autograd.grad(y, x, create_graph=True)
-""",
-    unsupported=True,
-)
-S(
-    "unsupported-register-hook",
-    """
-import torch
-x = torch.tensor(2.0, requires_grad=True)
-x.register_hook(lambda g: g * 2)
-""",
-    unsupported=True,
-)
-S(
     "unsupported-conv2d",
     """
 import torch
