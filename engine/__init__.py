@@ -78,7 +78,7 @@ from engine.legacy import (
     ShortTensor,
 )
 from engine.ops.arithmetic import maximum, minimum
-from engine.ops.linalg import bmm, dot, matmul, mm, mv, outer
+from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer
 from engine.ops.pointwise import can_cast, promote_types, result_type
 from engine.ops.views import hstack, vstack
 from engine.random import TorchGenerator as Generator
@@ -262,6 +262,7 @@ __all__ = [
     "Tensor",
     "arange",
     "bmm",
+    "einsum",
     "outer",
     "hstack",
     "vstack",

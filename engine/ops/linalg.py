@@ -15,6 +15,7 @@ from engine import functions as fn
 from engine.record import apply
 from engine.shape import broadcast_shapes
 from engine.tensor import Tensor, tensor_methods
+from engine.unsupported import UnsupportedByGradtrace
 
 
 @tensor_methods
@@ -179,3 +180,149 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
             f"{a.shape[0]} and {b.shape[0]} elements respectively"
         )
     return apply(fn.DotBackward0, (a, b), arrays=_matrix_operands(a, b))
+
+
+# ***** einsum, the way PyTorch computes it: align, then multiply pairs with bmm *****
+
+_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # PyTorch's label order
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """torch.einsum for one or two operands, recorded as PyTorch records it.
+
+    Each operand is unsqueezed and permuted so that all share one order of dims (the output's
+    labels, then the summed ones in label order); a pair is multiplied by `_sum_product` (mul,
+    or permute + reshape + bmm + view + permute); summed dims are viewed away at the end.
+    """
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    inputs, output = _parse(equation, operands)
+    if len(operands) > 2:
+        raise UnsupportedByGradtrace(
+            "torch.einsum of more than two operands is not supported by gradtrace's engine; "
+            "contract them two at a time"
+        )
+    order = list(output) + sorted(
+        {c for labels in inputs for c in labels if c not in output}, key=_LABELS.index
+    )
+    aligned, sizes = [], {}
+    counts = dict.fromkeys(order, 0)  # how many operands have each label at a size other than 1
+    for i, (labels, t) in enumerate(zip(inputs, operands, strict=True)):
+        for c, n in zip(labels, t.shape, strict=True):
+            if sizes.get(c, 1) != 1 and n != 1 and n != sizes[c]:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {i} which does not "
+                    f"broadcast with previously seen size {sizes[c]}"
+                )
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+            counts[c] += n != 1
+        for _ in range(len(order) - len(labels)):
+            t = t.unsqueeze(t.ndim)  # a dim for each label this operand lacks, at the end
+        missing = iter(range(len(labels), len(order)))
+        aligned.append(
+            t.permute(*[labels.index(c) if c in labels else next(missing) for c in order])
+        )
+    kept = len(output)
+    if len(aligned) == 1:
+        summed = tuple(range(kept, len(order)))
+        return aligned[0].sum(summed) if summed else aligned[0]
+    a, b = aligned
+    together, a_alone, b_alone = [], [], []
+    for d in range(kept, len(order)):
+        if a.shape[d] != 1 and b.shape[d] != 1:
+            counts[order[d]] -= 1
+            if counts[order[d]] == 1:
+                together.append(d)
+        elif counts[order[d]] == 1:
+            (a_alone if a.shape[d] != 1 else b_alone).append(d)
+    if a_alone:
+        a = a.sum(a_alone, keepdim=True)
+    if b_alone:
+        b = b.sum(b_alone, keepdim=True)
+    out = _sum_product(a, b, together)
+    if kept == len(order):
+        return out
+    return out.view(out.shape[:kept])
+
+
+def _parse(equation: str, operands) -> tuple:
+    """The operands' labels and the output's, with PyTorch's checks and messages."""
+    if "." in equation:
+        raise UnsupportedByGradtrace(
+            "torch.einsum with an ellipsis (...) is not supported by gradtrace's engine"
+        )
+    equation = equation.replace(" ", "")
+    left, arrow, right = equation.partition("->")
+    inputs = left.split(",")
+    for position, c in enumerate(equation):
+        if c not in _LABELS and c not in ",->":
+            raise RuntimeError(
+                f"einsum(): invalid subscript given at index {position} in the equation string, "
+                "subscripts must be in [a-zA-Z]"
+            )
+    if len(inputs) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(inputs) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for i, (labels, t) in enumerate(zip(inputs, operands, strict=True)):
+        if len(labels) != t.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(labels)}) does not "
+                f"match the number of dimensions ({t.ndim}) for operand {i} and no ellipsis was "
+                "given"
+            )
+        if len(set(labels)) != len(labels):
+            raise UnsupportedByGradtrace(
+                "torch.einsum with a label repeated in one operand (a diagonal) is not supported "
+                "by gradtrace's engine"
+            )
+    if not arrow:
+        every = "".join(inputs)
+        return inputs, "".join(
+            sorted((c for c in set(every) if every.count(c) == 1), key=_LABELS.index)
+        )
+    for c in right:
+        if right.count(c) > 1:
+            raise RuntimeError(
+                f"einsum(): output subscript {c} appears more than once in the output"
+            )
+        if c not in left:
+            raise RuntimeError(
+                f"einsum(): output subscript {c} does not appear in the equation for any input "
+                "operand"
+            )
+    return inputs, right
+
+
+def _sum_product(a: Tensor, b: Tensor, summed: list) -> Tensor:
+    """a * b summed over `summed` (dims kept as 1), as PyTorch's sumproduct_pair computes it."""
+    if not summed:
+        return a * b
+    both, a_only, b_only = [], [], []  # the dims that stay, by where they are not 1
+    sum_size = 1
+    for d in range(a.ndim):
+        in_a, in_b = a.shape[d] != 1, b.shape[d] != 1
+        if d in summed:
+            if in_a and in_b:
+                sum_size *= a.shape[d]
+            elif in_a:
+                a = a.sum(d, keepdim=True)
+            elif in_b:
+                b = b.sum(d, keepdim=True)
+        elif in_a and in_b:
+            both.append(d)
+        elif in_a:
+            a_only.append(d)
+        else:
+            b_only.append(d)
+    sizes = {"both": [a.shape[d] for d in both], "a": [a.shape[d] for d in a_only]}
+    sizes["b"] = [b.shape[d] for d in b_only]
+    rows, cols = math.prod(sizes["a"]), math.prod(sizes["b"])
+    batch = math.prod(sizes["both"])
+    left = a.permute(*both, *a_only, *summed, *b_only).reshape(batch, rows, sum_size)
+    right = b.permute(*both, *summed, *b_only, *a_only).reshape(batch, sum_size, cols)
+    out = bmm(left, right).view(*sizes["both"], *sizes["a"], *[1] * len(summed), *sizes["b"])
+    back = [0] * a.ndim
+    for i, d in enumerate([*both, *a_only, *summed, *b_only]):
+        back[d] = i
+    return out.permute(*back)

@@ -659,6 +659,35 @@ def test_batched_matmul(case, data):
         check_gradients(lambda x, y: x.bmm(y), a, b, requires=(False, True))
 
 
+EINSUM_CASES = {
+    "ij,jk->ik": ((2, 3), (3, 4)),
+    "bij,bjk->bik": ((2, 2, 3), (2, 3, 4)),
+    "i,i->": ((3,), (3,)),
+    "ij,j->i": ((2, 3), (3,)),
+    "i,j->ij": ((2,), (3,)),
+    "ij,ij->i": ((2, 3), (2, 3)),
+    "ij,jk": ((2, 3), (3, 1)),
+}
+
+
+@pytest.mark.parametrize("equation", EINSUM_CASES)
+@SETTINGS
+@given(data=st.data())
+def test_einsum(equation, data):
+    a_shape, b_shape = EINSUM_CASES[equation]
+    a, b = data.draw(arrays(a_shape), label="a"), data.draw(arrays(b_shape), label="b")
+    check_gradients(lambda x, y: torch.einsum(equation, x, y), a, b)
+    check_gradients(lambda x, y: torch.einsum(equation, [x, y]), a, b, requires=(False, True))
+
+
+@SETTINGS
+@given(x=arrays(hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)))
+def test_einsum_one_operand(x):
+    check_gradients(lambda a: torch.einsum("ij->ji", a), x)
+    check_gradients(lambda a: torch.einsum("ij->j", a), x)
+    check_gradients(lambda a: torch.einsum("ij->", a).reshape(1), x)
+
+
 def _written(y, key, value):
     y[key] = value
     return y

@@ -763,3 +763,67 @@ except RuntimeError as err:
     print(err)
 """,
 )
+
+# ***** einsum *****
+
+S(
+    "shape-einsum-matrix-products",
+    """
+import torch
+a = (torch.arange(6.0).reshape(2, 3) - 2).requires_grad_()
+b = (torch.arange(12.0).reshape(3, 4) / 4).requires_grad_()
+v = torch.tensor([1.0, -1.0, 2.0], requires_grad=True)
+mm = torch.einsum("ij,jk->ik", a, b)
+mv = torch.einsum("ij,j->i", a, v)
+implicit = torch.einsum("ij,jk", a, b)
+listed = torch.einsum("ij,jk->ik", [a, b])
+print(mm, mv, torch.equal(mm, implicit), torch.equal(mm, listed), sep="\\n")
+print(mm.grad_fn.name(), mv.grad_fn.next_functions[0][0].name())
+(mm * torch.arange(8.0).reshape(2, 4)).sum().backward()
+mv.sum().backward()
+print(a.grad, b.grad, v.grad, sep="\\n")
+""",
+)
+S(
+    "shape-einsum-batched-and-vectors",
+    """
+import torch
+p = (torch.arange(12.0).reshape(2, 2, 3) - 5).requires_grad_()
+q = (torch.arange(24.0).reshape(2, 3, 4) % 5).requires_grad_()
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = torch.tensor([4.0, -5.0], requires_grad=True)
+bmm = torch.einsum("bij,bjk->bik", p, q)
+dot = torch.einsum("i,i->", x, x)
+outer = torch.einsum("i,j->ij", x, y)
+print(bmm, dot, outer, sep="\\n")
+print(dot.shape, outer.grad_fn.name())
+(bmm.sum() + dot + (outer * outer).sum()).backward()
+print(p.grad, q.grad, x.grad, y.grad, sep="\\n")
+""",
+)
+S(
+    "shape-einsum-one-operand",
+    """
+import torch
+a = torch.arange(6.0).reshape(2, 3).requires_grad_()
+t = torch.einsum("ij->ji", a)
+s = torch.einsum("ij->", a)
+c = torch.einsum("ij->j", a)
+print(t, s, c, t._base is a, sep="\\n")
+(t * torch.arange(6.0).reshape(3, 2)).sum().backward()
+(s + c.sum()).backward()
+print(a.grad)
+""",
+)
+S(
+    "shape-einsum-errors",
+    """
+import torch
+a, b = torch.zeros(2, 3), torch.zeros(4, 4)
+for args in [("ij,jk->ik", a, b), ("ij,jk->ik", a), ("ij->ik", a), ("ijk->i", a), ("ij->ii", a)]:
+    try:
+        torch.einsum(*args)
+    except RuntimeError as err:
+        print(err)
+""",
+)
