@@ -47,10 +47,24 @@ def array_from_data(data, dtype: dtypes.dtype | None) -> np.ndarray:
     values = _unwrap(data)
     target = None if dtype is None else _dtype(dtype)
     try:
-        array = np.array(values, dtype=target)
+        if target is not None and target.kind in "iu" and not isinstance(values, np.ndarray):
+            # Python numbers into a small integer type: PyTorch checks each fits (-1 may wrap
+            # into uint8, 300 may not)
+            numbers = np.array(values)
+            if numbers.dtype.kind in "iuf" and not _fits(numbers, target):
+                raise RuntimeError(
+                    f"value cannot be converted to type {target.name} without overflow"
+                )
+            return numbers.astype(target)
+        with np.errstate(over="ignore"):  # 1e5 as float16 is inf, silently, as in PyTorch
+            array = np.array(values, dtype=target)
     except ValueError:
         _check_ragged(values, _first_sizes(values), 0)  # PyTorch's message for uneven lists
         raise
+    except OverflowError:
+        raise RuntimeError(
+            f"value cannot be converted to type {target.name} without overflow"
+        ) from None
     if target is not None:
         return array
     if array.dtype.kind == "c":
@@ -59,6 +73,19 @@ def array_from_data(data, dtype: dtypes.dtype | None) -> np.ndarray:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     inferred = _infer_dtype(values)
     return array if array.dtype == inferred.np else array.astype(inferred.np)
+
+
+def _fits(numbers: np.ndarray, target: np.dtype) -> bool:
+    """c10's overflow rule: within the type's range, and for an unsigned type negative integers
+    that wrap (down to -max); a negative float never fits an unsigned type."""
+    info = np.iinfo(target)
+    if not numbers.size:
+        return True
+    low, high = numbers.min(), numbers.max()
+    if target.kind == "u":
+        floor = 0 if numbers.dtype.kind == "f" else -int(info.max)
+        return floor <= low and high <= info.max
+    return info.min <= low and high <= info.max
 
 
 def _infer_dtype(values) -> dtypes.dtype:
@@ -189,7 +216,40 @@ def empty(*shape, size=None, dtype=None, requires_grad=False, device=None) -> Te
 def full(size, fill_value, dtype=None, requires_grad=False, device=None) -> Tensor:
     devices.check(device)
     default = dtypes.of_scalar(fill_value)  # True: bool, 3: int64, 3.0: the default float
-    return leaf(np.full(_shape((size,)), fill_value, _dtype(dtype, default)), requires_grad, "full")
+    dt, shape = _dtype(dtype, default), _shape((size,))
+    _check_fill(fill_value, dt, math.prod(shape))
+    if dt.kind in "iu" and isinstance(fill_value, int):
+        fill_value = np.array(fill_value).astype(dt)  # -1 wraps into uint8, as in C++
+    with np.errstate(over="ignore"):
+        values = np.full(shape, fill_value, dt)
+    return leaf(values, requires_grad, "full")
+
+
+# how the overflow message of fill (torch.full) names each C++ type
+_FILL_TYPE_NAMES = {
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "c10::Half",
+    "float32": "float",
+}
+
+
+def _check_fill(value, dt: np.dtype, numel: int) -> None:
+    if dt.kind == "b" or isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if dt.kind in "iu":
+        fits = _fits(np.array([value]), dt)
+    elif dt == np.float64 or not math.isfinite(value) or (dt == np.float16 and numel == 1):
+        fits = True  # a one-element half tensor is filled by a path that does not check
+    else:
+        fits = abs(value) <= float(np.finfo(dt).max)
+    if not fits:
+        raise RuntimeError(
+            f"value cannot be converted to type {_FILL_TYPE_NAMES[dt.name]} without overflow"
+        )
 
 
 def _like(t: Tensor, dtype, device) -> tuple:

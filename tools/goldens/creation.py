@@ -416,6 +416,33 @@ print(torch.float16.is_floating_point, torch.int8.is_floating_point)
 """,
 )
 S(
+    "create-dtype-overflow",
+    """
+import torch
+a = torch.tensor([1e5, -7e4], dtype=torch.float16)
+b = torch.HalfTensor([1e5])
+c = torch.full((1,), 1e5, dtype=torch.float16)
+d = torch.tensor([300, -1]).to(torch.uint8)
+e = torch.tensor([-1, -255], dtype=torch.uint8)
+f = torch.full((2,), -1, dtype=torch.uint8)
+print(a, b, c, d, e, f)
+attempts = [
+    lambda: torch.tensor([300], dtype=torch.uint8),
+    lambda: torch.tensor([[1, 200]], dtype=torch.int8),
+    lambda: torch.tensor([2.5, -1.5], dtype=torch.uint8),
+    lambda: torch.full((2,), 1e5, dtype=torch.float16),
+    lambda: torch.full((1,), 300, dtype=torch.uint8),
+    lambda: torch.full((3,), 2**40, dtype=torch.int32),
+    lambda: torch.full((1,), 1e39, dtype=torch.float32),
+]
+for attempt in attempts:
+    try:
+        attempt()
+    except Exception as err:
+        print(type(err).__name__, err)
+""",
+)
+S(
     "create-finfo-iinfo",
     """
 import torch
