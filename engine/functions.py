@@ -264,7 +264,7 @@ class ExpBackward0(Node):
 
     def forward(self, a):
         self.save("result")
-        return np.exp(a)
+        return numerics.unary_like_torch(np.exp, a)
 
     def backward(self, grad):
         (result,) = self.saved_values()
@@ -280,7 +280,7 @@ class LogBackward0(Node):
     def forward(self, a):
         self.save(0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(a)
+            return numerics.unary_like_torch(np.log, a)
 
     def backward(self, grad):
         (a,) = self.saved_values()
@@ -296,7 +296,7 @@ class SinBackward0(Node):
 
     def forward(self, a):
         self.save(0)
-        return np.sin(a)
+        return numerics.unary_like_torch(np.sin, a)
 
     def backward(self, grad):
         (a,) = self.saved_values()
@@ -311,7 +311,7 @@ class CosBackward0(Node):
 
     def forward(self, a):
         self.save(0)
-        return np.cos(a)
+        return numerics.unary_like_torch(np.cos, a)
 
     def backward(self, grad):
         (a,) = self.saved_values()
@@ -326,7 +326,7 @@ class TanhBackward0(Node):
 
     def forward(self, a):
         self.save("result")
-        return np.tanh(a)
+        return numerics.unary_like_torch(np.tanh, a)
 
     def backward(self, grad):
         (result,) = self.saved_values()
