@@ -1069,6 +1069,10 @@ class NllLossBackward0(Node):
         out[self.rows, self.classes] = -grad * self.weights
         return (out.reshape(self.shape),)
 
+    def backward_graph(self, grad):
+        log_probs = _linked(self)[0]
+        return (_apply(NllLossBackwardBackward0, (grad, log_probs), loss=self),)
+
 
 # ***** in-place only *****
 
@@ -2344,6 +2348,22 @@ class HuberLossBackward0(Node):
         return grad, -grad
 
 
+class SoftMarginLossBackward0(Node):
+    formula = "grad_self = -grad * target * σ(-target * self) / n"
+
+    def forward(self, a, target, reduction):
+        self.target, self.reduction = target, reduction
+        self.save(0)  # PyTorch keeps the target too
+        with np.errstate(over="ignore"):
+            return reduce_loss(np.log1p(np.exp(-target * a)), reduction)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        z = np.exp(-self.target * a)
+        grad = spread_loss_grad(grad, self.reduction, a.shape)
+        return (grad * -self.target * z / (1 + z),)
+
+
 # ***** activations *****
 
 
@@ -2713,6 +2733,18 @@ class AddBackward1(Node):
         return (grad,)
 
     def backward_graph(self, grad):
+        return (grad,)
+
+
+class SubBackward1(Node):
+    """tensor - number inside a composite (cosine_embedding_loss's margin): sub.Scalar."""
+
+    formula = "grad_self = grad"
+
+    def forward(self, a, other):
+        return a - a.dtype.type(other)
+
+    def backward(self, grad):
         return (grad,)
 
 

@@ -879,6 +879,12 @@ OPS: dict[str, Op] = {
         why="the slope depends on how far apart {0} and {1} are",
         sends=("{g}·clamp({0} - {1}, -delta, delta)/n", "-{g}·clamp({0} - {1}, -delta, delta)/n"),
     ),
+    "SoftMarginLossBackward0": Op(
+        symbol="soft_margin",
+        does="takes the soft margin loss log(1 + exp(-{1}·{0})) of {0} against targets ±1",
+        why="the gradient -{1}·σ(-{1}·{0}) needs {0} (and the target it keeps)",
+        sends=("-{g}·target·σ(-target·{0})/n",),
+    ),
     "LeakyReluBackward0": Op(
         symbol="leaky_relu",
         does="applies leaky ReLU to {0} (negatives are scaled by a small slope)",
@@ -1031,6 +1037,13 @@ OPS: dict[str, Op] = {
         symbol="+",
         does="adds {1} to {0}",
         why_not="adding a number passes the gradient through unchanged",
+        sends=("{g}",),
+        number="a number",
+    ),
+    "SubBackward1": Op(
+        symbol="−",
+        does="subtracts {1} from {0}",
+        why_not="subtracting a number passes the gradient through unchanged",
         sends=("{g}",),
         number="a number",
     ),

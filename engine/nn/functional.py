@@ -8,6 +8,7 @@ small ops in the same order, so the learner sees the same grad_fn chain.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from engine import dtypes
 from engine import functions as fn
 from engine import random as rng
+from engine.creation import where
 from engine.grad_mode import no_grad
 from engine.promotion import raw
 from engine.record import apply, apply_inplace, plain
@@ -65,6 +67,13 @@ __all__ = [
     "nll_loss",
     "cross_entropy",
     "kl_div",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "cosine_embedding_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "multilabel_soft_margin_loss",
 ]
 
 
@@ -853,6 +862,166 @@ def kl_div(
         return pointwise.mean()
     total = pointwise.sum()
     return total / input.shape[0] if reduction == "batchmean" and input.ndim else total
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    # apply_loss_reduction, for the losses PyTorch composes from plain ops
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -target·(input1 - input2) + margin): target 1 wants input1 ranked higher."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape!r}, input2: {input2.shape!r}, target: {target.shape!r} "
+        )
+    hinge = apply(fn.AddBackward1, (-target * (input1 - input2),), other=margin)
+    return _reduce(_in_place(fn.ClampMinBackward0, hinge, min=0), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """input where target is 1, max(0, margin - input) where it is -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = plain(np.zeros_like(input._array), "zeros_like")
+    below = plain(np.full_like(input._array, margin), "full_like") - input
+    below = _in_place(fn.ClampMinBackward0, below, min=0)
+    loss = where(target != 1, below, zeros) + where(target != -1, input, zeros)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:
+    """log(1 + exp(-target·input)), a smooth hinge for targets ±1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    a, t = _promoted(input, target)
+    return apply(fn.SoftMarginLossBackward0, (input,), arrays=(a,), target=t, reduction=reduction)
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """1 - cos where target is 1, max(0, cos - margin) where it is -1 (PyTorch's composite)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    dim = input1.ndim - 1
+    eps = 1e-12  # keeps the denominator above 0 for zero vectors
+    dot = (input1 * input2).sum(dim)
+    squares = [apply(fn.AddBackward1, ((x * x).sum(dim),), other=eps) for x in (input1, input2)]
+    cos = dot / (squares[0] * squares[1]).sqrt_()
+    zeros = plain(np.zeros_like(cos._array), "zeros_like")
+    similar = plain(np.ones_like(cos._array), "ones_like") - cos
+    apart = _in_place(fn.ClampMinBackward0, apply(fn.SubBackward1, (cos,), other=margin), min=0)
+    loss = where(target == 1, similar, zeros) + where(target == -1, apart, zeros)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average=None,
+    eps: float = 1e-8,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """exp(input) - target·input for a log-rate input, else input - target·log(input + eps)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * apply(fn.AddBackward1, (input,), other=eps).log()
+    if full:
+        t = target._array
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stirling = t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)
+        loss += plain(np.where(t <= 1, 0, stirling).astype(t.dtype), "stirling")
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """½(log var + (input - target)²/var), the variance clamped at eps outside the graph."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * plain(np.ones_like(input._array), "ones_like")
+    elif (var._array < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif (
+            input.ndim == var.ndim
+            and sum(y for x, y in zip(input.shape, var.shape, strict=True) if x != y) == 1
+        ):
+            pass  # one dim of size 1: broadcast
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
+    """One binary cross-entropy per class (on logits), averaged over the classes."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(dim=class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
 
 
 def __getattr__(name: str):

@@ -1587,6 +1587,50 @@ def test_cross_entropy_with_class_probabilities(reduction, case, smoothing):
     check_gradients(lambda a, p: loss(a, p, weight=weight), logits[0], probabilities[0])
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(data=st.data())
+def test_margin_and_embedding_losses(reduction, data):
+    # grid values: the hinges' kinks (a margin term exactly 0) cannot be hit
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    a, b = (data.draw(arrays(shape, EVEN_GRID), label=name) for name in ("a", "b"))
+    signs = torch.tensor(data.draw(arrays(shape, st.sampled_from([-1.0, 1.0])), label="signs"))
+
+    def ranking(x, y):
+        return F.margin_ranking_loss(x, y, signs, margin=0.005, reduction=reduction)
+
+    check_gradients(ranking, a, b)
+    check_gradients(lambda x: F.hinge_embedding_loss(x, signs, 1.005, reduction=reduction), a)
+    check_gradients(lambda x: F.soft_margin_loss(x, signs, reduction=reduction), a)
+    if len(shape) >= 2:  # cosine_embedding_loss compares rows: one ±1 target per row
+        rows = signs.reshape(-1)[: int(np.prod(shape[:-1]))].reshape(shape[:-1])
+        x, y = (data.draw(arrays(shape, NONZERO), label=name) for name in ("x", "y"))
+
+        def cosine(p, q):
+            return F.cosine_embedding_loss(p, q, rows, margin=-2.0, reduction=reduction)
+
+        check_gradients(cosine, x, y)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@SETTINGS
+@given(data=st.data())
+def test_likelihood_losses(reduction, data):
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    x = data.draw(arrays(shape, ANY), label="x")
+    counts = torch.tensor(data.draw(arrays(shape, st.sampled_from([0.0, 1.0, 2.0, 5.0]))))
+    var = data.draw(arrays(shape, POSITIVE), label="var")
+    labels = torch.tensor(data.draw(arrays(shape, st.sampled_from([0.0, 1.0])), label="labels"))
+
+    def poisson(a, **kwargs):
+        return F.poisson_nll_loss(a, counts, reduction=reduction, **kwargs)
+
+    check_gradients(poisson, x)
+    check_gradients(lambda a: poisson(a.exp(), log_input=False, full=True), x)
+    check_gradients(lambda a, v: F.gaussian_nll_loss(a, counts, v, reduction=reduction), x, var)
+    check_gradients(lambda a: F.multilabel_soft_margin_loss(a, labels, reduction=reduction), x)
+
+
 ACTIVATIONS = {
     "leaky_relu": (lambda x: F.leaky_relu(x), NONZERO),
     "leaky_relu_slope": (lambda x: F.leaky_relu(x, 0.3), NONZERO),

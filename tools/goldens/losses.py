@@ -1124,3 +1124,98 @@ for target, kwargs in [(torch.tensor([[0, 1, 0], [1, 0, 0]]), {}), (t, dict(redu
         print(type(ex).__name__, ex)
 """,
 )
+
+# ***** margin, embedding and likelihood losses *****
+
+S(
+    "loss-margin-ranking-and-hinge",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x1 = torch.tensor([0.2, -0.7, 1.3, 0.5], requires_grad=True)
+x2 = torch.tensor([0.5, -0.1, 0.3, 0.5], requires_grad=True)
+y = torch.tensor([1.0, -1.0, 1.0, -1.0])
+a = F.margin_ranking_loss(x1, x2, y, margin=0.1)
+b = F.margin_ranking_loss(x1, x2, y, reduction="none")
+c = F.hinge_embedding_loss(x1, y)
+d = F.hinge_embedding_loss(x1, y, margin=0.5, reduction="sum")
+print(a, b, c, d, sep="\\n")
+print(a.grad_fn.name(), a.grad_fn.next_functions[0][0].name())
+print(c.grad_fn.next_functions[0][0].name())
+(a + b.sum() + c + d).backward()
+print(x1.grad, x2.grad)
+print(nn.MarginRankingLoss(margin=0.2)(x1, x2, y), nn.HingeEmbeddingLoss()(x1, y))
+print(nn.MarginRankingLoss(), nn.HingeEmbeddingLoss(), nn.SoftMarginLoss())
+try:
+    F.margin_ranking_loss(x1, x2, y[None])
+except RuntimeError as e:
+    print(e)
+""",
+)
+S(
+    "loss-soft-margin-and-multilabel",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([[0.2, -0.7, 1.3], [2.0, -1.5, 0.1]], requires_grad=True)
+y = torch.tensor([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]])
+a = F.soft_margin_loss(x, y)
+b = F.soft_margin_loss(x, y, reduction="none")
+labels = torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+c = F.multilabel_soft_margin_loss(x, labels)
+d = nn.MultiLabelSoftMarginLoss(weight=torch.tensor([1.0, 2.0, 0.5]), reduction="sum")(x, labels)
+print(a, b, c, d, sep="\\n")
+print(a.grad_fn.name(), c.grad_fn.name(), c.grad_fn.next_functions[0][0].name())
+(a + b.sum() + c + d).backward()
+print(x.grad)
+""",
+)
+S(
+    "loss-cosine-embedding",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+a = torch.tensor([[0.2, -0.7, 1.3], [1.0, 2.0, 3.0], [0.5, 0.5, 0.0]], requires_grad=True)
+b = torch.tensor([[0.5, -0.1, 0.3], [0.0, 1.0, -1.0], [1.0, 1.0, 0.0]], requires_grad=True)
+y = torch.tensor([1.0, -1.0, -1.0])
+l1 = F.cosine_embedding_loss(a, b, y)
+l2 = F.cosine_embedding_loss(a, b, y, margin=0.2, reduction="none")
+print(l1, l2, sep="\\n")
+add = l1.grad_fn.next_functions[0][0]
+print(add.name(), [f.name() for f, _ in add.next_functions])
+clamp = add.next_functions[1][0].next_functions[0][0]
+print(clamp.name(), clamp.next_functions[0][0].name())
+(l1 + l2.sum()).backward()
+print(a.grad, b.grad, sep="\\n")
+print(nn.CosineEmbeddingLoss(margin=0.1)(a, b, y), nn.CosineEmbeddingLoss())
+""",
+)
+S(
+    "loss-poisson-gaussian-nll",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.tensor([0.2, -0.7, 1.3, 0.5], requires_grad=True)
+t = torch.tensor([1.0, 0.0, 3.0, 2.0])
+a = F.poisson_nll_loss(x, t)
+b = F.poisson_nll_loss(x.exp(), t, log_input=False, reduction="sum")
+c = F.poisson_nll_loss(x, t, full=True, reduction="none")
+var = torch.tensor([0.5, 1.0, 2.0, 0.1], requires_grad=True)
+d = F.gaussian_nll_loss(x, t, var)
+e = F.gaussian_nll_loss(x, t, 0.5, full=True, reduction="sum")
+print(a, b, c, d, e, sep="\\n")
+print(a.grad_fn.name(), d.grad_fn.name(), d.grad_fn.next_functions[0][0].name())
+(a + b + c.sum() + d + e).backward()
+print(x.grad, var.grad)
+print(nn.PoissonNLLLoss(), nn.GaussianNLLLoss(), nn.GaussianNLLLoss(full=True)(x, t, var))
+for v in (-1.0, torch.tensor([1.0, -1.0, 1.0, 1.0]), torch.ones(3)):
+    try:
+        F.gaussian_nll_loss(x, t, v)
+    except ValueError as ex:
+        print(ex)
+""",
+)
