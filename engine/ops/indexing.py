@@ -15,7 +15,6 @@ from engine.promotion import check_number
 from engine.record import apply, apply_inplace, bump
 from engine.shape import broadcast_shapes, wrap_dim
 from engine.tensor import Tensor, tensor_methods
-from engine.unsupported import UnsupportedByGradtrace
 
 
 @tensor_methods
@@ -316,15 +315,24 @@ def _copy_to(dst: Tensor, value) -> None:
 
 
 def _index_put(t: Tensor, parts: tuple, value) -> None:
-    """t[index tensors] = value, the index tensors alongside whole-dim slices or an ellipsis."""
+    """t[key with index tensors] = value: as PyTorch, the key's basic part (integers, slices,
+    None) makes a view first, and index_put_ writes into that view at the index tensors."""
+    basic, rest = [], []  # the view's key, then the key of index_put_ on the view
     for k in parts:
-        if not (isinstance(k, np.ndarray) or k is Ellipsis or _whole(k)):
-            raise UnsupportedByGradtrace(
-                "assigning through index tensors mixed with integers or partial slices is not "
-                "supported by gradtrace's engine when autograd is involved; index in two steps "
-                "or build the tensor with torch.where"
-            )
-    key = parts if len(parts) > 1 else parts[0]
+        if isinstance(k, np.ndarray):
+            basic += [slice(None)] * (k.ndim if k.dtype == np.bool_ else 1)
+            rest.append(k)
+        elif isinstance(k, int | np.integer) and not isinstance(k, bool):
+            basic.append(k)  # the dim is gone from the view
+        elif k is Ellipsis:
+            basic.append(k)
+            rest.append(k)
+        else:  # a slice, or None (a new dim)
+            basic.append(k)
+            rest.append(slice(None))
+    if not all(k is Ellipsis or _whole(k) for k in basic):
+        t = index(t, tuple(basic))
+    key = tuple(rest) if len(rest) > 1 else rest[0]
     target_shape = t._array[key].shape
     if isinstance(value, Tensor):
         np.broadcast_shapes(value._array.shape, target_shape)

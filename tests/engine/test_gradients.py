@@ -709,6 +709,7 @@ def test_in_place_writes_into_views(data):
     check_gradients(lambda a, r: _written(a * 2, 1, r.sum()), x, row)  # a 0-dim value fills
     check_gradients(lambda a: _written(a * 2, 0, 5.0), x)
     check_gradients(lambda a, r: _written(a * 1, [1, 0], r), x, row)  # index_put_
+    check_gradients(lambda a, r: _written(a * 1, (0, [1, 0]), r[:2]), x, row)  # on a view
     mask = torch.tensor(x > 0)  # fixed, so that a nudge of x cannot move it
     check_gradients(lambda a, r: _written(a * 1, mask, r.sum()), x, row)
     check_gradients(lambda a, r: _view_changed(a * 1, "mul_", r), x, row)

@@ -500,6 +500,23 @@ print(x.grad, t.grad)
 """,
 )
 S(
+    "shape-setitem-index-put-after-view",
+    """
+import torch
+x = torch.arange(12.0, requires_grad=True)
+t = torch.tensor([7.0, 8.0], requires_grad=True)
+z = x.reshape(3, 4) * 1
+z[0, [1, 2]] = t
+w = x.reshape(3, 4) * 1
+w[1:, [0, 3]] = 0.5
+m = x.reshape(3, 4) * 1
+m[None, 1, torch.tensor([True, False, True, False])] = t
+print(z, w, m, sep="\\n")
+(z.sum() + (w * w).sum() + (m * 2).sum()).backward()
+print(x.grad, t.grad)
+""",
+)
+S(
     "shape-setitem-into-plain-tensor",
     """
 import torch
