@@ -67,6 +67,10 @@ OPTIMIZERS = [
     ("Adam", {"lr": 0.01}),
     ("Adam", {"lr": 0.05, "betas": (0.8, 0.99), "weight_decay": 0.01}),
     ("Adam", {"lr": 0.01, "amsgrad": True}),
+    ("AdamW", {"lr": 0.01, "weight_decay": 0.01}),
+    ("RMSprop", {"lr": 0.01}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}),
+    ("Adagrad", {"lr": 0.1}),
 ]
 OPTIMIZER_STEPS = 50
 
