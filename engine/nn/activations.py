@@ -19,6 +19,8 @@ __all__ = [
     "ReLU6",
     "LogSigmoid",
     "Softmin",
+    "LogSoftmax",
+    "Softmax2d",
     "CELU",
     "Threshold",
     "Softshrink",
@@ -244,6 +246,20 @@ class PReLU(Module):
 
 
 _constant = init.constant_  # PReLU's own argument is called init
+
+
+class LogSoftmax(Softmin):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
+class Softmax2d(Module):
+    """softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 class Dropout(Module):

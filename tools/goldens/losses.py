@@ -1219,3 +1219,22 @@ for v in (-1.0, torch.tensor([1.0, -1.0, 1.0, 1.0]), torch.ones(3)):
         print(ex)
 """,
 )
+S(
+    "loss-act-log-softmax-module",
+    """
+import torch
+import torch.nn as nn
+x = torch.tensor([[1.0, 2.0, 0.5], [3.0, 5.0, -1.0]], requires_grad=True)
+a = nn.LogSoftmax(dim=1)(x)
+b = nn.LogSoftmax(dim=0)(x)
+c = nn.Softmax2d()(x.reshape(3, 2, 1))
+print(a, b, c, nn.LogSoftmax(), nn.LogSoftmax(dim=1), nn.Softmax2d(), sep="\\n")
+loss = nn.NLLLoss()(a, torch.tensor([2, 0]))
+(loss + b[0].sum() + c[0].sum()).backward()
+print(loss, x.grad)
+try:
+    nn.Softmax2d()(x)
+except ValueError as e:
+    print(e)
+""",
+)
