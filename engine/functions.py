@@ -330,7 +330,9 @@ class TanhBackward0(Node):
 
     def backward(self, grad):
         (result,) = self.saved_values()
-        return (grad * (1 - result * result),)
+        # PyTorch's tanh_backward: 1 - result² is one fused multiply-add
+        one = result.dtype.type(1)
+        return (grad * numerics.fused_multiply_add(-result, result, one),)
 
     def backward_graph(self, grad):
         return (_apply(TanhBackwardBackward0, (grad, _linked(self)["result"])),)
@@ -1023,9 +1025,9 @@ class MseLossBackward0(Node):
 
     def backward(self, grad):
         a, target = self.saved_values()
-        diff = 2 * (a - target)
-        if self.reduction == "mean":
-            diff = diff / max(diff.size, 1)
+        # PyTorch: norm * (self - target) * grad, norm = 2 / n (a double, then the dtype's) or 2
+        norm = 2 / max(a.size, 1) if self.reduction == "mean" else 2
+        diff = a.dtype.type(norm) * (a - target)
         return grad * diff, -grad * diff
 
 
