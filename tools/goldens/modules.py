@@ -1214,3 +1214,21 @@ print(first.requires_grad, first.grad_fn is not None, f"{first.item():.4f} {seco
 print(opt.step(), model.weight)
 """,
 )
+S(
+    "mod-deepcopy-best-weights",
+    """
+import copy
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+twin = copy.deepcopy(model)
+print(twin, twin[0].weight is model[0].weight, torch.equal(twin[0].weight, model[0].weight))
+print(type(twin[0].weight).__name__, twin[0].weight.requires_grad, twin[0].weight.is_leaf)
+best = copy.deepcopy(model.state_dict())
+with torch.no_grad():
+    model[0].weight.add_(1.0)
+print(model[0].weight)
+print(model.load_state_dict(best), model[0].weight)
+""",
+)
