@@ -2675,6 +2675,29 @@ class PreluKernelBackward0(Node):
 # ***** layers *****
 
 
+class ConstantPadNdBackward0(Node):
+    """F.pad(mode="constant"): a border of `value` around the last dims; negative pads crop."""
+
+    formula = "grad_self = the middle of grad (zeros where the padding cropped self)"
+
+    def forward(self, a, widths, value):
+        self.widths, self.shape = widths, a.shape
+        crop = tuple(
+            slice(max(-low, 0), size - max(-high, 0))
+            for (low, high), size in zip(widths, a.shape, strict=True)
+        )
+        border = [(max(low, 0), max(high, 0)) for low, high in widths]
+        return np.pad(a[crop], border, constant_values=a.dtype.type(value))
+
+    def backward(self, grad):
+        middle = tuple(
+            slice(max(low, 0), grad.shape[d] - max(high, 0))
+            for d, (low, high) in enumerate(self.widths)
+        )
+        cropped = [(max(-low, 0), max(-high, 0)) for low, high in self.widths]
+        return (np.pad(grad[middle], cropped),)
+
+
 class EmbeddingBackward0(Node):
     """weight[indices]: rows picked from a table; the gradient adds up in the picked rows."""
 

@@ -1014,6 +1014,12 @@ OPS: dict[str, Op] = {
         why="each input's gradient needs the other: {0}'s sign and slope, {1}'s values",
         sends=("{g} where {0} > 0, else {g}·{1}", "{g}·{0} where {0} ≤ 0, summed per channel"),
     ),
+    "ConstantPadNdBackward0": Op(
+        symbol="pad",
+        does="puts a border of one value around {0} (negative widths crop it)",
+        why_not="it only needs the widths, to cut the border off the gradient",
+        sends=("the middle of {g}, without the border",),
+    ),
     "EmbeddingBackward0": Op(
         symbol="embed",
         does="picks rows of the table {0} by index",

@@ -55,6 +55,7 @@ __all__ = [
     "linear",
     "embedding",
     "one_hot",
+    "pad",
     "normalize",
     "cosine_similarity",
     "pairwise_distance",
@@ -391,6 +392,34 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if indices.size and indices.max() >= num_classes or num_classes < 0:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return plain((indices[..., None] == np.arange(num_classes)).astype(np.int64), "one_hot")
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """A border around the last len(pad)/2 dims: pad = (left, right, top, bottom, ...)."""
+    if mode != "constant":
+        raise UnsupportedByGradtrace(
+            f"F.pad(mode={mode!r}) is not supported by gradtrace's engine; mode='constant' is"
+        )
+    for i, width in enumerate(pad):
+        if not isinstance(width, int) or isinstance(width, bool):
+            raise TypeError(
+                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element of "
+                f"type {type(width).__name__} at pos {i}"
+            )
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}"
+        )
+    widths = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):  # the pairs run from the last dim backwards
+        widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    for (low, high), size in zip(widths, input.shape, strict=True):
+        if size + min(low, 0) + min(high, 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+    return apply(fn.ConstantPadNdBackward0, (input,), widths=widths, value=value or 0)
 
 
 def normalize(

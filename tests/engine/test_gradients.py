@@ -1775,6 +1775,20 @@ def test_embedding(data):
         np.testing.assert_array_equal(grad, expected)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_constant_pad(data):
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    widths = []
+    for size in reversed(shape[-data.draw(st.integers(1, len(shape)), label="dims") :]):
+        # a negative width crops, but never more than the dim holds
+        low = data.draw(st.integers(-(size // 2), 2), label="low")
+        high = data.draw(st.integers(-(size - max(-low, 0)) // 2, 2), label="high")
+        widths += [low, high]
+    x = data.draw(arrays(shape), label="x")
+    check_gradients(lambda a: F.pad(a, tuple(widths), value=0.5), x)
+
+
 @pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
 @SETTINGS
 @given(data=st.data())

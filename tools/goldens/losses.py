@@ -1238,3 +1238,33 @@ except ValueError as e:
     print(e)
 """,
 )
+S(
+    "loss-pad-constant",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.arange(6.0).reshape(2, 3).requires_grad_()
+a = F.pad(x, (1, 2))
+b = F.pad(x, (1, 1, 2, 0), value=-1.5)
+c = F.pad(x, (-1, 1))
+d = F.pad(x, [0, 0, 1, 1])
+print(a, b, c, d, sep="\\n")
+print(a.grad_fn.name(), F.pad(torch.tensor([1, 2]), (1, 1), value=2.7))
+(a.sum() + (b * b).sum() + (c * 3).sum() + d.sum()).backward()
+print(x.grad)
+for args in [((1,),), ((1, 1, 1, 1, 1, 1),), ((-4, 0),), ((1.5, 1),)]:
+    try:
+        F.pad(x, *args)
+    except Exception as e:
+        print(type(e).__name__, e)
+""",
+)
+S(
+    "loss-pad-other-modes",
+    """
+import torch
+import torch.nn.functional as F
+y = F.pad(torch.ones(1, 2, 3), (1, 1), mode="reflect")
+""",
+    unsupported=True,
+)
