@@ -827,7 +827,9 @@ class UnbindBackward0(Node):
 
     def forward(self, a, dim):
         self.dim = dim
-        return tuple(np.moveaxis(a, dim, 0))
+        moved = np.moveaxis(a, dim, 0)
+        # moved[i, ...] is a view even when 0-dim (iterating a 1-d array gives copies)
+        return tuple(moved[i, ...] for i in range(moved.shape[0]))
 
     def backward(self, *grads):
         return (np.stack(grads, axis=self.dim),)

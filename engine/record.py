@@ -247,6 +247,13 @@ def refresh_view(view: Tensor) -> None:
     latest = base.grad_fn
     if latest is None or own is None or own.sequence_nr > latest.sequence_nr:
         return
+    if getattr(own, "multi_view", False):
+        raise RuntimeError(
+            f"Output {view._output_nr} of {_short(own.name())} is a view and its base or another "
+            "view of its base has been modified inplace. This view is the output of a function "
+            "that returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
     reread = AsStridedBackward0(positions_in_base(base._array, view._array), base._array.shape)
     reread.next_functions = ((latest, base._output_nr),)
     reread.input_shapes, reread.input_dtypes = (base._array.shape,), (base._array.dtype,)

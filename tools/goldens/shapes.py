@@ -594,6 +594,29 @@ print(x.grad)
     "Tensor.grad_fn call record.refresh_view (its gradients are already right)",
 )
 S(
+    "shape-multi-output-views-after-base-change",
+    """
+import torch
+x = torch.arange(4.0, requires_grad=True)
+y = x * 2
+_a, _b = y.split(2)  # underscored: reading their grad_fn now raises, so they are not probed
+y.mul_(2)
+try:
+    (_a * 1).sum().backward()
+except RuntimeError as err:
+    print(err)
+z = x * 2
+_rows = z.unbind()
+_rows[1].detach().zero_()
+print(z, _rows[1].detach(), _rows[1]._version)
+z.add_(1)
+try:
+    (_rows[0] * 1).backward()
+except RuntimeError as err:
+    print(err)
+""",
+)
+S(
     "shape-inplace-view-errors",
     """
 import torch
