@@ -995,6 +995,10 @@ class SoftmaxBackward0(Node):
         (result,) = self.saved_values()
         return (result * (grad - (grad * result).sum(axis=self.dim, keepdims=True)),)
 
+    def backward_graph(self, grad):
+        result = _linked(self)["result"]
+        return (_apply(SoftmaxBackwardDataBackward0, (grad, result), dim=self.dim),)
+
 
 class LogSoftmaxBackward0(Node):
     formula = "grad_self = grad - softmax(self) * sum(grad)"
@@ -1007,6 +1011,10 @@ class LogSoftmaxBackward0(Node):
     def backward(self, grad):
         (result,) = self.saved_values()
         return (grad - np.exp(result) * grad.sum(axis=self.dim, keepdims=True),)
+
+    def backward_graph(self, grad):
+        result = _linked(self)["result"]
+        return (_apply(LogSoftmaxBackwardDataBackward0, (grad, result), dim=self.dim),)
 
 
 def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
@@ -1031,6 +1039,19 @@ class MseLossBackward0(Node):
         norm = 2 / max(a.size, 1) if self.reduction == "mean" else 2
         diff = a.dtype.type(norm) * (a - target)
         return grad * diff, -grad * diff
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        a, target = saved[0], saved[1]
+        reduction = {"reduction": self.reduction}
+        return (
+            _apply(MseLossBackwardBackward0, (grad, a, target), **reduction)
+            if self.needs_input_grad[0]
+            else None,
+            _apply(MseLossBackwardBackward0, (grad, target, a), **reduction)
+            if self.needs_input_grad[1]
+            else None,
+        )
 
 
 class NllLossBackward0(Node):
@@ -1256,6 +1277,87 @@ class SliceBackwardBackward0(SelectBackwardBackward0):
 
 SelectBackward0.backward_op = SelectBackwardBackward0
 SliceBackward0.backward_op = SliceBackwardBackward0
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """softmax's backward as an op: output * (grad_output - sum(grad_output * output))."""
+
+    formula = (
+        "grad_grad_output = softmax's backward of grad; grad_output = grad_output * grad - "
+        "sum(output * grad_output) * grad - grad_output * sum(output * grad)"
+    )
+
+    def forward(self, grad_output, output, dim):
+        self.dim = dim
+        self.save(0, 1)
+        return output * (grad_output - (grad_output * output).sum(axis=dim, keepdims=True))
+
+    def backward(self, grad):
+        grad_output, output = self.saved_values()
+        total = (grad * output).sum(axis=self.dim, keepdims=True)
+        weighted = (output * grad_output).sum(axis=self.dim, keepdims=True)
+        return output * (grad - total), grad_output * grad - weighted * grad - grad_output * total
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """log_softmax's backward as an op: grad_output - exp(output) * sum(grad_output)."""
+
+    formula = (
+        "grad_grad_output = grad - sum(grad * exp(output)); "
+        "grad_output = -sum(grad_output) * exp(output) * grad"
+    )
+
+    def forward(self, grad_output, output, dim):
+        self.dim = dim
+        self.save(0, 1)
+        return grad_output - np.exp(output) * grad_output.sum(axis=dim, keepdims=True)
+
+    def backward(self, grad):
+        grad_output, output = self.saved_values()
+        probs = np.exp(output)
+        return (
+            grad - (grad * probs).sum(axis=self.dim, keepdims=True),
+            -grad_output.sum(axis=self.dim, keepdims=True) * probs * grad,
+        )
+
+
+class MseLossBackwardBackward0(Node):
+    """mse_loss's backward as an op: 2 * (self - target) * grad_output (/ n for 'mean')."""
+
+    formula = (
+        "grad_grad_output = grad * 2 * (self - target) / n; grad_self = 2 * grad * grad_output / n;"
+        " grad_target = -grad_self"
+    )
+
+    def forward(self, grad_output, a, target, reduction):
+        self.scale = 2 / max(a.size, 1) if reduction == "mean" else 2
+        self.save(0, 1, 2)
+        return (self.scale * (a - target) * grad_output).astype(a.dtype, copy=False)
+
+    def backward(self, grad):
+        grad_output, a, target = self.saved_values()
+        spread = self.scale * grad * grad_output
+        return self.scale * (a - target) * grad, spread, -spread
+
+
+class NllLossBackwardBackward0(Node):
+    """nll_loss's backward as an op: -grad_output * weight / total at each target."""
+
+    formula = "grad_grad_output = nll_loss(grad, target); grad_self = 0"
+
+    def forward(self, grad_output, log_probs, loss):
+        # the map from grad_output is linear: its value at grad_output = 1 gives the adjoint
+        self.unit = loss.backward(np.ones_like(grad_output))[0]
+        self.reduction = loss.reduction
+        return loss.backward(grad_output)[0]
+
+    def backward(self, grad):
+        picked = grad * self.unit
+        if self.reduction == "none":
+            count = self.unit.shape[0] if self.unit.ndim == 2 else 1
+            per_row = picked.reshape(count, -1).sum(axis=1)
+            return (per_row if self.unit.ndim == 2 else per_row[0]), np.zeros_like(grad)
+        return picked.sum(dtype=grad.dtype), np.zeros_like(grad)
 
 
 # ***** reductions and scans (more) *****

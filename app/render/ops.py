@@ -1135,6 +1135,30 @@ OPS: dict[str, Op] = {
         does="computes slice's backward: zeros shaped like the input, with {0} in the range",
         sends=("{g} in the sliced range",),
     ),
+    "SoftmaxBackwardDataBackward0": Op(
+        symbol="softmax′",
+        does="computes softmax's backward: {1}·({0} - Σ{0}·{1})",
+        why="differentiating it again needs the gradient it reshaped and softmax's result",
+        sends=("softmax's backward of {g}", "{0}·{g} - Σ({1}·{0})·{g} - {0}·Σ({1}·{g})"),
+    ),
+    "LogSoftmaxBackwardDataBackward0": Op(
+        symbol="log_softmax′",
+        does="computes log_softmax's backward: {0} - exp({1})·Σ{0}",
+        why="differentiating it again needs the gradient it reshaped and log_softmax's result",
+        sends=("{g} - Σ({g}·exp({1}))", "-Σ{0}·exp({1})·{g}"),
+    ),
+    "MseLossBackwardBackward0": Op(
+        symbol="mse′",
+        does="computes mse_loss's backward: 2·({1} - {2})·{0}, divided by n for the mean",
+        why="differentiating it again needs the incoming gradient, the input and the target",
+        sends=("{g}·2·({1} - {2})/n", "2·{g}·{0}/n", "-2·{g}·{0}/n"),
+    ),
+    "NllLossBackwardBackward0": Op(
+        symbol="nll′",
+        does="computes nll_loss's backward: -{0} at each target's class, 0 elsewhere",
+        why="its backward is nll_loss again, which only needs the targets it keeps",
+        sends=("nll_loss({g}, target)", "0"),
+    ),
     # ***** the leaf end *****
     "AccumulateGrad": Op(
         symbol="acc",

@@ -1905,3 +1905,49 @@ def test_select_and_slice_backwards_that_create_graph_records(node, data):
     grad_output = data.draw(arrays(grad_shape), label="grad_output")
     node_cls = getattr(functions, node)
     check_gradients(lambda g: record.apply(node_cls, (g,), shape=shape, key=key), grad_output)
+
+
+@pytest.mark.parametrize(
+    "node",
+    ["SoftmaxBackwardDataBackward0", "LogSoftmaxBackwardDataBackward0", "MseLossBackwardBackward0"],
+)
+@SETTINGS
+@given(data=st.data())
+def test_softmax_and_loss_backwards_that_create_graph_records(node, data):
+    from engine import functions, record
+
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    node_cls = getattr(functions, node)
+    if node == "MseLossBackwardBackward0":
+        reduction = data.draw(st.sampled_from(["mean", "sum", "none"]), label="reduction")
+        go_shape = shape if reduction == "none" else ()
+        grad_output, a, target = (data.draw(arrays(s)) for s in (go_shape, shape, shape))
+        check_gradients(
+            lambda g, x, t: record.apply(node_cls, (g, x, t), reduction=reduction),
+            grad_output,
+            a,
+            target,
+        )
+        return
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    grad_output, output = data.draw(arrays(shape)), data.draw(arrays(shape))
+    check_gradients(lambda g, y: record.apply(node_cls, (g, y), dim=dim), grad_output, output)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@SETTINGS
+@given(data=st.data())
+def test_nll_loss_backward_that_create_graph_records(reduction, data):
+    n, classes = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    labels = hnp.arrays(np.int64, (n,), elements=st.integers(0, classes - 1))
+    target = torch.tensor(data.draw(labels, label="target"))
+    log_probs = data.draw(arrays((n, classes)), label="log_probs")
+    grad_output = data.draw(arrays((n,) if reduction == "none" else ()), label="grad_output")
+
+    def second(g, x):
+        x = x if x.requires_grad else x.detach().requires_grad_()  # finite differences' leaves
+        loss = F.nll_loss(x, target, reduction=reduction)
+        (first,) = torch.autograd.grad(loss, x, grad_outputs=g, create_graph=True)
+        return first
+
+    check_gradients(second, grad_output, log_probs)

@@ -1069,6 +1069,55 @@ for name, f in parts.items():
 """,
 )
 S(
+    "autograd-second-derivative-mse-loss",
+    """
+import torch
+import torch.nn.functional as F
+w = torch.tensor([1.0, -2.0], requires_grad=True)
+t = torch.tensor([0.5, 0.5], requires_grad=True)
+for reduction in ("mean", "sum", "none"):
+    loss = F.mse_loss(w * 3, t, reduction=reduction).sum()
+    gw, gt = torch.autograd.grad(loss, (w, t), create_graph=True)
+    names = [None if f is None else f.name() for f, _ in gw.grad_fn.next_functions]
+    hw, ht = torch.autograd.grad((gw * gt).sum(), (w, t))
+    print(reduction, gw, gt, names, hw, ht)
+""",
+)
+S(
+    "autograd-second-derivative-cross-entropy",
+    """
+import torch
+import torch.nn.functional as F
+w = torch.tensor([[1.0, -2.0, 0.5], [0.3, 0.2, 0.1]], requires_grad=True)
+t = torch.tensor([0, 2])
+(g,) = torch.autograd.grad(F.cross_entropy(w * 2, t), w, create_graph=True)
+print(g, g.grad_fn.name(), [None if f is None else f.name() for f, _ in g.grad_fn.next_functions])
+inner = g.grad_fn.next_functions[0][0]
+print([None if f is None else f.name() for f, _ in inner.next_functions])
+(h,) = torch.autograd.grad(g.pow(2).sum(), w)
+print(h)
+(g2,) = torch.autograd.grad(F.cross_entropy(w, t, reduction="none").sum(), w, create_graph=True)
+(h2,) = torch.autograd.grad(g2.pow(2).sum(), w)
+print(g2, h2)
+""",
+)
+S(
+    "autograd-second-derivative-softmax",
+    """
+import torch
+w = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.0, 2.0]], requires_grad=True)
+c = torch.tensor([1.0, 2.0, 3.0])
+for dim in (0, 1):
+    (g,) = torch.autograd.grad((w.softmax(dim) * c).sum(), w, create_graph=True)
+    names = [None if f is None else f.name() for f, _ in g.grad_fn.next_functions]
+    (h,) = torch.autograd.grad(g.pow(2).sum(), w)
+    print(dim, g, g.grad_fn.name(), names, h)
+    (g,) = torch.autograd.grad((w.log_softmax(dim) * c).sum(), w, create_graph=True)
+    (h,) = torch.autograd.grad(g.pow(2).sum(), w)
+    print(dim, g, g.grad_fn.name(), h)
+""",
+)
+S(
     "autograd-accumulate-grad-prehook",
     """
 import torch
