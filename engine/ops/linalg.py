@@ -315,6 +315,9 @@ def _sum_product(a: Tensor, b: Tensor, summed: list) -> Tensor:
             a_only.append(d)
         else:
             b_only.append(d)
+    if a_only and b_only and b_only[-1] < a_only[0]:
+        # PyTorch swaps the sides, so that bmm writes the output dims in their order
+        a, b, a_only, b_only = b, a, b_only, a_only
     sizes = {"both": [a.shape[d] for d in both], "a": [a.shape[d] for d in a_only]}
     sizes["b"] = [b.shape[d] for d in b_only]
     rows, cols = math.prod(sizes["a"]), math.prod(sizes["b"])

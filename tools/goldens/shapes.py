@@ -842,6 +842,23 @@ print(p.grad, q.grad, x.grad, y.grad, sep="\\n")
 """,
 )
 S(
+    "shape-einsum-swapped-sides-and-heads",
+    """
+import torch
+a = (torch.arange(6.0).reshape(2, 3) - 2).requires_grad_()
+b = (torch.arange(12.0).reshape(3, 4) % 5).requires_grad_()
+ki = torch.einsum("ij,jk->ki", a, b)
+q = (torch.arange(48.0).reshape(2, 2, 3, 4) % 7 - 3).requires_grad_()
+k = (torch.arange(80.0).reshape(2, 2, 5, 4) % 5 - 2).requires_grad_()
+scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+print(ki, scores.shape, scores[1, 0], sep="\\n")
+print(ki.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0].name())
+(ki * ki).sum().backward()
+scores.softmax(-1)[..., 0].sum().backward()
+print(a.grad, b.grad, q.grad[0, 1], k.grad[1, 1], sep="\\n")
+""",
+)
+S(
     "shape-einsum-one-operand",
     """
 import torch
