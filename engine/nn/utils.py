@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from engine.numerics import fused_multiply_add
 from engine.record import bump, leaf
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
@@ -22,10 +23,13 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 LANES = 8  # PyTorch's AVX2 norm kernel squares and adds eight floats at a time
 
 
-def _two_norm(values: np.ndarray) -> np.dtype:
-    """PyTorch's float32 2-norm of a contiguous vector: 8 running lanes, then the tail.
+def _two_norm(values: np.ndarray):
+    """PyTorch's float32 2-norm of a contiguous vector (ReduceOpsKernel's last-dim fast path):
+    squares added into 8 lanes (multiply, then add), the lanes folded left to right, the last
+    few elements added one by one with a fused multiply-add, then the square root.
 
-    (This reproduces the kernel on most inputs; a few rare ones still differ in the last bit.)
+    (This reproduces the kernel on nearly every input; about one vector in 150 still comes out
+    one bit away: an order of adding not found yet.)
     """
     if values.dtype != np.float32:
         return values.dtype.type(np.sqrt(np.sum(values.astype(np.float64) ** 2)))
@@ -38,7 +42,7 @@ def _two_norm(values: np.ndarray) -> np.dtype:
     for lane in lanes[1:]:
         total = total + lane
     for value in values[whole:]:
-        total = total + value * value
+        total = np.float32(fused_multiply_add(value, value, total))
     return np.sqrt(total)
 
 
