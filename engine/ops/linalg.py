@@ -202,9 +202,13 @@ def einsum(equation: str, *operands) -> Tensor:
             "torch.einsum of more than two operands is not supported by gradtrace's engine; "
             "contract them two at a time"
         )
-    order = list(output) + sorted(
-        {c for labels in inputs for c in labels if c not in output}, key=_LABELS.index
-    )
+    # the output's dims, then an ellipsis left out of it, then the other summed labels
+    summed = {c for labels in inputs for c in labels if c not in output}
+    order = [
+        *output,
+        *sorted((c for c in summed if c.startswith("...")), key=lambda c: int(c[3:])),
+        *sorted((c for c in summed if not c.startswith("...")), key=_LABELS.index),
+    ]
     aligned, sizes = [], {}
     counts = dict.fromkeys(order, 0)  # how many operands have each label at a size other than 1
     for i, (labels, t) in enumerate(zip(inputs, operands, strict=True)):
@@ -246,42 +250,65 @@ def einsum(equation: str, *operands) -> Tensor:
 
 
 def _parse(equation: str, operands) -> tuple:
-    """The operands' labels and the output's, with PyTorch's checks and messages."""
-    if "." in equation:
-        raise UnsupportedByGradtrace(
-            "torch.einsum with an ellipsis (...) is not supported by gradtrace's engine"
-        )
+    """The operands' labels and the output's, with PyTorch's checks and messages.
+
+    Labels come back as lists; the dims an ellipsis covers become the labels "...0", "...1",
+    ... counted from the right, so operands with fewer of them broadcast as PyTorch's do.
+    """
     equation = equation.replace(" ", "")
     left, arrow, right = equation.partition("->")
-    inputs = left.split(",")
+    terms = left.split(",")
     for position, c in enumerate(equation):
-        if c not in _LABELS and c not in ",->":
+        if c not in _LABELS and c not in ",->.":
             raise RuntimeError(
                 f"einsum(): invalid subscript given at index {position} in the equation string, "
                 "subscripts must be in [a-zA-Z]"
             )
-    if len(inputs) > len(operands):
+    if len(terms) > len(operands):
         raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
-    if len(inputs) < len(operands):
+    if len(terms) < len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation")
-    for i, (labels, t) in enumerate(zip(inputs, operands, strict=True)):
-        if len(labels) != t.ndim:
+    covered = []  # how many dims each operand's ellipsis covers
+    for i, (term, t) in enumerate(zip(terms, operands, strict=True)):
+        if "." in term.replace("...", "", 1):
             raise RuntimeError(
-                f"einsum(): the number of subscripts in the equation ({len(labels)}) does not "
+                f"einsum(): found '.' for operand {i} "
+                + (
+                    "for which an ellipsis was already found"
+                    if "..." in term
+                    else "that is not part of any ellipsis"
+                )
+            )
+        named = len(term.replace("...", ""))
+        if "..." in term:
+            if named > t.ndim:
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({named}) is more than "
+                    f"the number of dimensions ({t.ndim}) for operand {i}"
+                )
+            covered.append(t.ndim - named)
+        elif named != t.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not "
                 f"match the number of dimensions ({t.ndim}) for operand {i} and no ellipsis was "
                 "given"
             )
-        if len(set(labels)) != len(labels):
+        if len(set(term.replace("...", ""))) != named:
             raise UnsupportedByGradtrace(
                 "torch.einsum with a label repeated in one operand (a diagonal) is not supported "
                 "by gradtrace's engine"
             )
+    widest = max(covered, default=0)
+    ellipsis = [f"...{j}" for j in range(widest)]
+    inputs = []
+    for term, t in zip(terms, operands, strict=True):
+        n = t.ndim - len(term.replace("...", ""))
+        inputs.append(_labels(term, ellipsis[widest - n :] if "..." in term else []))
     if not arrow:
-        every = "".join(inputs)
-        return inputs, "".join(
-            sorted((c for c in set(every) if every.count(c) == 1), key=_LABELS.index)
-        )
-    for c in right:
+        every = "".join(terms).replace("...", "")
+        single = sorted((c for c in set(every) if every.count(c) == 1), key=_LABELS.index)
+        return inputs, ellipsis + single
+    for c in right.replace("...", ""):
         if right.count(c) > 1:
             raise RuntimeError(
                 f"einsum(): output subscript {c} appears more than once in the output"
@@ -291,7 +318,13 @@ def _parse(equation: str, operands) -> tuple:
                 f"einsum(): output subscript {c} does not appear in the equation for any input "
                 "operand"
             )
-    return inputs, right
+    return inputs, _labels(right, ellipsis)
+
+
+def _labels(term: str, ellipsis: list) -> list:
+    """A term's labels, its ellipsis replaced by the labels of the dims it covers."""
+    head, dots, tail = term.partition("...")
+    return [*head, *ellipsis, *tail] if dots else list(term)
 
 
 def _sum_product(a: Tensor, b: Tensor, summed: list) -> Tensor:

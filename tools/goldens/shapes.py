@@ -859,6 +859,26 @@ print(a.grad, b.grad, q.grad[0, 1], k.grad[1, 1], sep="\\n")
 """,
 )
 S(
+    "shape-einsum-ellipsis",
+    """
+import torch
+x = (torch.arange(24.0).reshape(2, 3, 4) % 5 - 2).requires_grad_()
+y = (torch.arange(40.0).reshape(2, 4, 5) % 3 - 1).requires_grad_()
+m = torch.einsum("...ij,...jk->...ik", x, y)
+d = torch.einsum("...i,...i->...", torch.ones(2, 1, 3), torch.arange(12.0).reshape(1, 4, 3))
+t = torch.einsum("...ij->...ji", x)
+s = torch.einsum("...ij,...jk->ik", x, y)
+print(m.shape, d, t.shape, s, sep="\\n")
+(m.sum() + s.sum() + (t * t).sum()).backward()
+print(x.grad[1], y.grad[0], sep="\\n")
+for bad in ["...ij,jk.->ik", "......ij,jk->ik"]:
+    try:
+        torch.einsum(bad, x, y)
+    except RuntimeError as err:
+        print(err)
+""",
+)
+S(
     "shape-einsum-one-operand",
     """
 import torch
