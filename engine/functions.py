@@ -2831,6 +2831,53 @@ class NormBackward1(LinalgVectorNormBackward0):
     derivative as linalg.vector_norm, under the older op's name."""
 
 
+# ***** attention *****
+
+
+class SafeSoftmaxBackward0(SoftmaxBackward0):
+    """softmax that gives 0, not nan, on a row masked out entirely (-inf everywhere)."""
+
+    def forward(self, a, dim):
+        with np.errstate(invalid="ignore"):
+            result = super().forward(a, dim)
+        return np.where(np.isnan(result), np.zeros((), result.dtype), result)
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(Node):
+    """softmax(query @ keyᵀ · scale + mask) @ value, as one fused node (4-d inputs on a CPU)."""
+
+    formula = (
+        "with P = softmax(q kᵀ·scale): grad_value = Pᵀ grad; grad_query = dS k·scale; "
+        "grad_key = dSᵀ q·scale, where dS = P·(grad vᵀ - rowsum(grad vᵀ·P))"
+    )
+
+    def forward(self, q, k, v, scale, mask):
+        self.scale, self.mask = scale, mask
+        self.save(0, 1, 2, "result")
+        return self.weights(q, k) @ v
+
+    def weights(self, q, k):
+        scores = (q @ np.swapaxes(k, -1, -2)) * q.dtype.type(self.scale)
+        if self.mask is not None:
+            scores = scores + self.mask
+        with np.errstate(invalid="ignore"):
+            shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            p = shifted / shifted.sum(axis=-1, keepdims=True)
+        return np.where(np.isnan(p), np.zeros((), p.dtype), p)
+
+    def backward(self, grad):
+        q, k, v, _ = self.saved_values()
+        p = self.weights(q, k)
+        grad_p = grad @ np.swapaxes(v, -1, -2)
+        grad_scores = p * (grad_p - (grad_p * p).sum(axis=-1, keepdims=True))
+        scale = q.dtype.type(self.scale)
+        return (
+            grad_scores @ k * scale,
+            np.swapaxes(grad_scores, -1, -2) @ q * scale,
+            np.swapaxes(p, -1, -2) @ grad,
+        )
+
+
 # ***** ops with a Python number, as PyTorch's composite losses record them *****
 
 

@@ -1020,6 +1020,18 @@ OPS: dict[str, Op] = {
         why_not="it only needs the widths, to cut the border off the gradient",
         sends=("the middle of {g}, without the border",),
     ),
+    "SafeSoftmaxBackward0": Op(
+        symbol="softmax",
+        does="applies softmax to {0}, giving 0 on rows masked out entirely",
+        why="the softmax's derivative is written with its output",
+        sends=("result·({g} - sum({g}·result))",),
+    ),
+    "ScaledDotProductFlashAttentionForCpuBackward0": Op(
+        symbol="attention",
+        does="computes attention: softmax({0} @ {1}ᵀ·scale) @ {2}, in one fused kernel",
+        why="each input's gradient needs the attention weights, rebuilt from query and key",
+        sends=("dS @ {1}·scale", "dSᵀ @ {0}·scale", "Pᵀ @ {g}"),
+    ),
     "EmbeddingBackward0": Op(
         symbol="embed",
         does="picks rows of the table {0} by index",

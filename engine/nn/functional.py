@@ -56,6 +56,7 @@ __all__ = [
     "embedding",
     "one_hot",
     "pad",
+    "scaled_dot_product_attention",
     "normalize",
     "cosine_similarity",
     "pairwise_distance",
@@ -420,6 +421,59 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         if size + min(low, 0) + min(high, 0) < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
     return apply(fn.ConstantPadNdBackward0, (input,), widths=widths, value=value or 0)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(query @ keyᵀ / √E + mask) @ value.
+
+    PyTorch's CPU picks its fused flash kernel for 4-d inputs (one node) and its math
+    composite for the others (scaled matmuls and a safe softmax); both are recorded as it does.
+    """
+    if dropout_p > 0.0 or enable_gqa:
+        raise UnsupportedByGradtrace(
+            "scaled_dot_product_attention with dropout_p > 0 or enable_gqa is not supported by "
+            "gradtrace's engine"
+        )
+    if is_causal and attn_mask is not None and query.ndim != 4:
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+            "is_causal=True"
+        )
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    dt = query._array.dtype
+    masks = []  # additive: 0 where attention is allowed, -inf where a boolean mask says no
+    if is_causal:
+        masks.append(np.tril(np.ones((query.shape[-2], key.shape[-2]), bool)))
+    if attn_mask is not None:
+        masks.append(attn_mask._array)  # with is_causal, the fused kernel applies both
+    masks = [
+        np.where(m, np.zeros((), dt), dt.type(-np.inf)) if m.dtype == np.bool_ else m for m in masks
+    ]
+    mask = sum(masks[1:], masks[0]) if masks else None
+    if query.ndim == 4:
+        return apply(
+            fn.ScaledDotProductFlashAttentionForCpuBackward0,
+            (query, key, value),
+            scale=scale,
+            mask=None if mask is None else mask.astype(dt, copy=False),
+        )
+    root = math.sqrt(scale)  # the math path scales query and key by √scale each
+    scores = apply(fn.MulBackward1, (query,), other=root) @ apply(
+        fn.MulBackward1, (key.transpose(-2, -1),), other=root
+    )
+    if mask is not None:
+        scores.add_(plain(mask.astype(dt, copy=False), "attn_mask"))
+    weights = apply(fn.SafeSoftmaxBackward0, (scores,), dim=scores.ndim - 1)
+    return weights @ value
 
 
 def normalize(

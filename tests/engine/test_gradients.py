@@ -1779,6 +1779,31 @@ def test_embedding(data):
         np.testing.assert_array_equal(grad, expected)
 
 
+@pytest.mark.parametrize("batch_dims", [(), (2,), (2, 2)])
+@pytest.mark.parametrize("mask", [None, "causal", "boolean", "additive"])
+@SETTINGS
+@given(data=st.data())
+def test_scaled_dot_product_attention(batch_dims, mask, data):
+    # 4-d inputs take PyTorch's fused node, the others its math composite
+    length, source, width = (data.draw(st.integers(1, 4), label=n) for n in ("L", "S", "E"))
+    q = data.draw(arrays((*batch_dims, length, width)), label="q")
+    k, v = (data.draw(arrays((*batch_dims, source, width)), label=n) for n in ("k", "v"))
+    keep = np.ones((length, source), bool)
+    keep[:, 0] = True  # every row attends somewhere
+    keep[:, 1:] = data.draw(hnp.arrays(bool, (length, source - 1)), label="keep")
+    masks = {
+        None: {},
+        "causal": {"is_causal": True},
+        "boolean": {"attn_mask": torch.tensor(keep)},
+        "additive": {"attn_mask": torch.tensor(data.draw(arrays((length, source)), label="add"))},
+    }
+
+    def attention(a, b, c):
+        return F.scaled_dot_product_attention(a, b, c, scale=0.7, **masks[mask])
+
+    check_gradients(attention, q, k, v)
+
+
 @SETTINGS
 @given(data=st.data())
 def test_constant_pad(data):

@@ -1268,3 +1268,82 @@ y = F.pad(torch.ones(1, 2, 3), (1, 1), mode="reflect")
 """,
     unsupported=True,
 )
+
+# ***** attention *****
+
+SDPA_REPR = (
+    "the outputs hold values near 0, printed in scientific notation, where the matmuls' "
+    "summation order shows in the 5th digit; their values are compared to tolerance"
+)
+
+S(
+    "loss-sdpa-fused-4d",
+    """
+import torch
+import torch.nn.functional as F
+q = torch.randn(2, 2, 3, 4, requires_grad=True)
+k = torch.randn(2, 2, 5, 4, requires_grad=True)
+v = torch.randn(2, 2, 5, 4, requires_grad=True)
+a = F.scaled_dot_product_attention(q, k, v)
+b = F.scaled_dot_product_attention(q, k, v, scale=0.3)
+print(a.shape, a.grad_fn.name(), [f.name() for f, _ in a.grad_fn.next_functions])
+(a * torch.arange(16.0).reshape(4, 4)[:3]).sum().backward()
+""",
+    skip=(
+        "a.repr",
+        "b.repr",
+    ),
+    why=SDPA_REPR,
+)
+S(
+    "loss-sdpa-fused-masks",
+    """
+import torch
+import torch.nn.functional as F
+q = torch.randn(1, 2, 4, 3, requires_grad=True)
+k = torch.randn(1, 2, 4, 3, requires_grad=True)
+v = torch.randn(1, 2, 4, 3, requires_grad=True)
+causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+keep = torch.tensor([[True, False, True, True]] * 4)
+masked = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+bias = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.linspace(-1, 1, 16).reshape(4, 4))
+both = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=True)
+print(causal.grad_fn.name(), masked.shape)
+(causal.sum() + (masked * 2).sum() + bias.sum() + both.sum()).backward()
+try:
+    F.scaled_dot_product_attention(q[0], k[0], v[0], attn_mask=keep, is_causal=True)
+except RuntimeError as e:
+    print(e)
+""",
+    skip=(
+        "causal.repr",
+        "masked.repr",
+        "bias.repr",
+        "both.repr",
+    ),
+    why=SDPA_REPR,
+)
+S(
+    "loss-sdpa-math-3d",
+    """
+import torch
+import torch.nn.functional as F
+q = torch.randn(2, 3, 4, requires_grad=True)
+k = torch.randn(2, 5, 4, requires_grad=True)
+v = torch.randn(2, 5, 4, requires_grad=True)
+a = F.scaled_dot_product_attention(q, k, v)
+c = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+bmm = a.grad_fn.next_functions[0][0]
+softmax = bmm.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+print(a.grad_fn.name(), bmm.name(), softmax.name())
+(a.sum() + (c * c).sum()).backward()
+two = F.scaled_dot_product_attention(q[0], k[0], v[0])
+print(two.grad_fn.name())
+""",
+    skip=(
+        "a.repr",
+        "c.repr",
+        "two.repr",
+    ),
+    why=SDPA_REPR,
+)
