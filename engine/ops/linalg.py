@@ -188,7 +188,7 @@ _LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # PyTorch's la
 
 
 def einsum(equation: str, *operands) -> Tensor:
-    """torch.einsum for one or two operands, recorded as PyTorch records it.
+    """torch.einsum, recorded as PyTorch records it (without opt_einsum: pairs left to right).
 
     Each operand is unsqueezed and permuted so that all share one order of dims (the output's
     labels, then the summed ones in label order); a pair is multiplied by `_sum_product` (mul,
@@ -197,11 +197,6 @@ def einsum(equation: str, *operands) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     inputs, output = _parse(equation, operands)
-    if len(operands) > 2:
-        raise UnsupportedByGradtrace(
-            "torch.einsum of more than two operands is not supported by gradtrace's engine; "
-            "contract them two at a time"
-        )
     # the output's dims, then an ellipsis left out of it, then the other summed labels
     summed = {c for labels in inputs for c in labels if c not in output}
     order = [
@@ -230,20 +225,26 @@ def einsum(equation: str, *operands) -> Tensor:
     if len(aligned) == 1:
         summed = tuple(range(kept, len(order)))
         return aligned[0].sum(summed) if summed else aligned[0]
-    a, b = aligned
-    together, a_alone, b_alone = [], [], []
-    for d in range(kept, len(order)):
-        if a.shape[d] != 1 and b.shape[d] != 1:
-            counts[order[d]] -= 1
-            if counts[order[d]] == 1:
-                together.append(d)
-        elif counts[order[d]] == 1:
-            (a_alone if a.shape[d] != 1 else b_alone).append(d)
-    if a_alone:
-        a = a.sum(a_alone, keepdim=True)
-    if b_alone:
-        b = b.sum(b_alone, keepdim=True)
-    out = _sum_product(a, b, together)
+    while len(aligned) > 1:
+        a, b = aligned[:2]
+        # a summed dim is summed in the product that is its last use; or at once, if only
+        # one of the two still has it
+        together, a_alone, b_alone = [], [], []
+        for d in range(kept, len(order)):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[order[d]] -= 1
+                if counts[order[d]] == 1:
+                    together.append(d)
+                    counts[order[d]] = 0
+            elif counts[order[d]] == 1:
+                (a_alone if a.shape[d] != 1 else b_alone).append(d)
+                counts[order[d]] = 0
+        if a_alone:
+            a = a.sum(a_alone, keepdim=True)
+        if b_alone:
+            b = b.sum(b_alone, keepdim=True)
+        aligned[:2] = [_sum_product(a, b, together)]
+    out = aligned[0]
     if kept == len(order):
         return out
     return out.view(out.shape[:kept])

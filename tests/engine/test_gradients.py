@@ -685,6 +685,16 @@ def test_einsum(equation, data):
 
 
 @SETTINGS
+@given(data=st.data())
+def test_einsum_three_operands(data):
+    a = data.draw(arrays((2, 3)), label="a")
+    b = data.draw(arrays((3, 4)), label="b")
+    c = data.draw(arrays((4, 2)), label="c")
+    check_gradients(lambda x, y, z: torch.einsum("ij,jk,kl->il", x, y, z), a, b, c)
+    check_gradients(lambda x, y, z: torch.einsum("ab,bc,ca->", x, y, z).reshape(1), a, b, c)
+
+
+@SETTINGS
 @given(x=arrays(hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)))
 def test_einsum_one_operand(x):
     check_gradients(lambda a: torch.einsum("ij->ji", a), x)

@@ -879,6 +879,20 @@ for bad in ["...ij,jk.->ik", "......ij,jk->ik"]:
 """,
 )
 S(
+    "shape-einsum-three-operands",
+    """
+import torch
+a = (torch.arange(6.0).reshape(2, 3) - 2).requires_grad_()
+b = (torch.arange(12.0).reshape(3, 4) % 3).requires_grad_()
+c = (torch.arange(20.0).reshape(4, 5) % 4 - 1).requires_grad_()
+chain = torch.einsum("ij,jk,kl->il", a, b, c)
+trace = torch.einsum("ab,bc,ca->", a, b, c.t()[:, :2])
+print(chain, trace, sep="\\n")
+(chain.sum() + trace).backward()
+print(a.grad, b.grad, c.grad, sep="\\n")
+""",
+)
+S(
     "shape-einsum-one-operand",
     """
 import torch
