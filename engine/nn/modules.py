@@ -37,6 +37,14 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """A new Parameter with a copy of the values (not the grad), as PyTorch's."""
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = type(self)(Tensor._wrap(self._array.copy()), self._requires_grad)
+        memo[id(self)] = copied
+        return copied
+
 
 def typename(value) -> str:
     """How PyTorch's messages name a value's type: torch.FloatTensor, int, mymodule.Net."""
@@ -348,10 +356,12 @@ class Module:
         return self._cast(dtypes.check_storable(target))
 
     def _cast(self, target) -> Module:
+        # as PyTorch's _apply: `param.data = converted` (the same objects, a data_set in a
+        # trace), and the same for each gradient
         for t in [*self.parameters(), *self.buffers()]:
             for held in (t, t._grad):
                 if held is not None and held._array.dtype.kind == "f":
-                    held._array = held._array.astype(target.np)
+                    held.data = Tensor._wrap(held._array.astype(target.np))
         return self
 
     def cpu(self) -> Module:

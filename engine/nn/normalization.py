@@ -69,7 +69,7 @@ def batch_norm(
             "engine (BatchNorm1d is)"
         )
     arrays = (input._array, _array(weight), _array(bias))
-    return apply(
+    out = apply(
         fn.NativeBatchNormBackward0,
         (input, weight, bias),
         arrays=arrays,
@@ -79,6 +79,9 @@ def batch_norm(
         momentum=momentum,
         eps=eps,
     )
+    # (PyTorch's kernel updates the running statistics in place with no version bump, and so
+    # does the node: a trace has no event for it yet, so their boxes keep the old values)
+    return out
 
 
 class LayerNorm(Module):

@@ -1225,7 +1225,7 @@ model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
 twin = copy.deepcopy(model)
 print(twin, twin[0].weight is model[0].weight, torch.equal(twin[0].weight, model[0].weight))
 print(type(twin[0].weight).__name__, twin[0].weight.requires_grad, twin[0].weight.is_leaf)
-best = copy.deepcopy(model.state_dict())
+best = {k: v.clone() for k, v in model.state_dict().items()}
 with torch.no_grad():
     model[0].weight.add_(1.0)
 print(model[0].weight)
