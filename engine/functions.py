@@ -2393,12 +2393,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             grad = grad * self.weight
         grad_a = grad_target = None
         if self.needs_input_grad[0]:
-            sigmoid = 1 / (1 + np.exp(-a))
             if self.pos_weight is None:
-                grad_a = grad * (sigmoid - target)
+                grad_a = grad * (sigmoid(a) - target)
             else:
                 scaled = self.pos_weight * target
-                grad_a = grad * ((scaled + 1 - target) * sigmoid - scaled)
+                grad_a = grad * ((scaled + 1 - target) * sigmoid(a) - scaled)
         if self.needs_input_grad[1]:
             if self.pos_weight is None:
                 grad_target = grad * -a
@@ -2460,14 +2459,12 @@ class SoftMarginLossBackward0(Node):
     def forward(self, a, target, reduction):
         self.target, self.reduction = target, reduction
         self.save(0)  # PyTorch keeps the target too
-        with np.errstate(over="ignore"):
-            return reduce_loss(np.log1p(np.exp(-target * a)), reduction)
+        return reduce_loss(np.logaddexp(0, -target * a).astype(a.dtype, copy=False), reduction)
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        z = np.exp(-self.target * a)
         grad = spread_loss_grad(grad, self.reduction, a.shape)
-        return (grad * -self.target * z / (1 + z),)
+        return (grad * -self.target * sigmoid(-self.target * a),)
 
 
 # ***** activations *****
@@ -2509,14 +2506,15 @@ class EluBackward0(Node):
 
     def elu(self, a):
         kind = a.dtype.type
-        negative = np.expm1(a * kind(self.input_scale)) * kind(self.alpha * self.scale)
-        return np.where(a > 0, a * kind(self.scale), negative)
+        # only the negative side goes through exp: the positive one would overflow for nothing
+        below = np.expm1(np.minimum(a, 0) * kind(self.input_scale)) * kind(self.alpha * self.scale)
+        return np.where(a > 0, a * kind(self.scale), below)
 
     def backward(self, grad):
         (a,) = self.saved_values()
         kind = a.dtype.type
         coefficient = kind(self.input_scale * self.alpha * self.scale)
-        slope = np.exp(a * kind(self.input_scale)) * coefficient
+        slope = np.exp(np.minimum(a, 0) * kind(self.input_scale)) * coefficient
         return (grad * np.where(a > 0, kind(self.scale), slope),)
 
 
@@ -2574,12 +2572,12 @@ class SiluBackward0(Node):
 
     def forward(self, a):
         self.save(0)
-        return a / (1 + np.exp(-a))
+        return a * sigmoid(a)
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        sigmoid = 1 / (1 + np.exp(-a))
-        return (grad * sigmoid * (1 + a * (1 - sigmoid)),)
+        s = sigmoid(a)
+        return (grad * s * (1 + a * (1 - s)),)
 
 
 class SoftplusBackward0(Node):
@@ -2697,15 +2695,12 @@ class MishBackward0(Node):
 
     def forward(self, a):
         self.save(0)
-        with np.errstate(over="ignore"):
-            return a * np.tanh(np.log1p(np.exp(a)))
+        return a * np.tanh(np.logaddexp(0, a))  # logaddexp(0, x) is softplus, overflow-free
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        with np.errstate(over="ignore"):
-            t = np.tanh(np.log1p(np.exp(a)))
-        sigmoid = 1 / (1 + np.exp(-a))
-        return (grad * (t + a * sigmoid * (1 - t * t)),)
+        t = np.tanh(np.logaddexp(0, a))
+        return (grad * (t + a * sigmoid(a) * (1 - t * t)),)
 
 
 class HardswishBackward0(Node):
@@ -2746,12 +2741,12 @@ class GluBackward0(Node):
         self.dim = dim
         self.save(0)
         first, second = np.split(a, 2, axis=dim)
-        return first / (1 + np.exp(-second))
+        return first * sigmoid(second)
 
     def backward(self, grad):
         (a,) = self.saved_values()
         first, second = np.split(a, 2, axis=self.dim)
-        gate = 1 / (1 + np.exp(-second))
+        gate = sigmoid(second)
         return (np.concatenate([grad * gate, grad * first * gate * (1 - gate)], axis=self.dim),)
 
 
