@@ -3009,9 +3009,7 @@ class NativeLayerNormBackward0(Node):
         grad_x = _normalisation_grad(wide, xhat, weight, self.rstd, self.axes)
         grad_w = (wide * xhat).sum(axis=batch) if self.needs_input_grad[1] else None
         grad_b = wide.sum(axis=batch) if self.needs_input_grad[2] else None
-        return tuple(
-            None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b)
-        )
+        return tuple(None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b))
 
 
 class NativeBatchNormBackward0(Node):
@@ -3060,9 +3058,7 @@ class NativeBatchNormBackward0(Node):
             grad_x = wide * self.invstd if gamma is None else wide * gamma * self.invstd
         grad_w = (wide * xhat).sum(axis=self.axes) if self.needs_input_grad[1] else None
         grad_b = wide.sum(axis=self.axes) if self.needs_input_grad[2] else None
-        return tuple(
-            None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b)
-        )
+        return tuple(None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b))
 
 
 def _fold_running_stats(running_mean, running_var, mean, var_sum, count: int, momentum) -> None:
