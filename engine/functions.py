@@ -1386,18 +1386,22 @@ def _products_of_the_others(a, axis):
 class ProdBackward0(Node):
     """prod() of the whole tensor."""
 
-    formula = "grad_self = grad * (the product of all the other elements)"
+    formula = "grad_self = grad * result / self (the product of the others, where self is 0)"
 
     def forward(self, a):
         self.save(0, "result")
         return np.prod(a, dtype=_sum_dtype(a))
 
     def backward(self, grad):
-        a, _ = self.saved_values()
-        if a.size == 0:
+        a, result = self.saved_values()
+        if a.ndim == 0:
+            return (grad,)
+        zeros = np.count_nonzero(a == 0)
+        if zeros == 0:
+            return (_divided_out(grad, result, a),)
+        if zeros > 1:
             return (np.zeros(a.shape, grad.dtype),)
-        others = _products_of_the_others(a.reshape(-1), 0).reshape(a.shape)
-        return (grad * others,)
+        return (grad * _products_of_the_others(a.reshape(-1), 0).reshape(a.shape),)
 
 
 class ProdBackward1(Node):
@@ -1411,12 +1415,21 @@ class ProdBackward1(Node):
         return np.prod(a, axis=dim, keepdims=keepdim, dtype=_sum_dtype(a))
 
     def backward(self, grad):
-        a, _ = self.saved_values()
+        a, result = self.saved_values()
         if a.ndim == 0:
             return (grad,)
         if a.size == 0:
             return (np.zeros(a.shape, grad.dtype),)
-        return (_keep(grad, self.dim, self.keepdim) * _products_of_the_others(a, self.dim),)
+        grad, result = _keep(grad, self.dim, self.keepdim), _keep(result, self.dim, self.keepdim)
+        if not (a == 0).any():
+            return (_divided_out(grad, result, a),)
+        return (grad * _products_of_the_others(a, self.dim),)
+
+
+def _divided_out(grad, result, a):
+    # PyTorch's way when no element is 0: the whole product over each element
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return grad * (result / a)
 
 
 def degrees_of_freedom(shape, dims, correction) -> float:
@@ -1438,14 +1451,14 @@ class VarBackward0(Node):
         return (_var_backward(grad, a, self.dims, self.correction, self.keepdim),)
 
 
-def variance(a, dims, correction, keepdim):
-    axis = dims if dims is not None else None
-    centred = a - a.mean(axis=axis, keepdims=True, dtype=a.dtype)
-    squares = (centred * centred).sum(axis=axis, keepdims=keepdim, dtype=a.dtype)
+def variance(a, dims, correction, keepdim, root=False):
+    """var (or, with root, std) accumulated in float64, as PyTorch's CPU kernel does."""
+    wide = a.astype(np.float64, copy=False)
+    centred = wide - wide.mean(axis=dims, keepdims=True)
+    squares = (centred * centred).sum(axis=dims, keepdims=keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (squares / a.dtype.type(degrees_of_freedom(a.shape, dims, correction))).astype(
-            a.dtype, copy=False
-        )
+        out = squares / degrees_of_freedom(a.shape, dims, correction)
+    return (np.sqrt(out) if root else out).astype(a.dtype, copy=False)
 
 
 def _var_backward(grad, a, dims, correction, keepdim):
@@ -1463,7 +1476,7 @@ class StdBackward0(Node):
     def forward(self, a, dims, correction, keepdim):
         self.dims, self.correction, self.keepdim = dims, correction, keepdim
         self.save(0, "result")
-        return np.sqrt(variance(a, dims, correction, keepdim))
+        return variance(a, dims, correction, keepdim, root=True)
 
     def backward(self, grad):
         a, result = self.saved_values()
@@ -1490,23 +1503,21 @@ class LinalgVectorNormBackward0(Node):
         p = self.ord
         with np.errstate(divide="ignore", invalid="ignore"):
             if p == 0:
-                out = np.zeros_like(a)
-            elif p == 1:
-                out = np.sign(a) * grad
+                return (None,)  # PyTorch sends nothing back: the input gets no .grad
+            if p == 1:
+                out = sign(a) * grad
             elif p == 2:
                 out = a * np.where(norm == 0, 0, grad / norm)
             elif math.isinf(p):
                 # every element whose size is the norm shares the gradient evenly
                 hits = (np.abs(a) == norm) | np.isnan(a)
-                out = np.sign(a) * (grad / hits.sum(axis=axis, keepdims=True)) * hits
+                out = sign(a) * (grad / hits.sum(axis=axis, keepdims=True)) * hits
             elif p < 1:
-                scaled = np.where(a == 0, 0, np.sign(a) * np.abs(a) ** (p - 1))
+                scaled = np.where(a == 0, 0, sign(a) * np.abs(a) ** (p - 1))
                 out = scaled * grad * norm ** (1 - p)
             elif p < 2:
                 out = (
-                    np.sign(a)
-                    * np.abs(a) ** (p - 1)
-                    * np.where(norm == 0, 0, grad / norm ** (p - 1))
+                    sign(a) * np.abs(a) ** (p - 1) * np.where(norm == 0, 0, grad / norm ** (p - 1))
                 )
             else:
                 out = a * np.abs(a) ** (p - 2) * np.where(norm == 0, 0, grad / norm ** (p - 1))
@@ -1555,9 +1566,14 @@ class CumprodBackward0(Node):
         return np.cumprod(a, axis=dim, dtype=_sum_dtype(a)) if a.ndim else a.astype(_sum_dtype(a))
 
     def backward(self, grad):
-        a, _ = self.saved_values()
+        a, result = self.saved_values()
         if a.ndim == 0:
             return (grad,)
+        if not (a == 0).any():
+            # PyTorch's way without zeros: sum(grad * result) from the end back, over self
+            w = np.flip(grad * result, self.dim)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (np.flip(np.cumsum(w, axis=self.dim), self.dim) / a,)
         # out[j] = a[0] ... a[j]: d out[j] / d a[i] = (product before i) * (a[i+1] ... a[j]),
         # multiplied out rather than divided, so zeros in the input are handled exactly
         a, grad = np.moveaxis(a, self.dim, -1), np.moveaxis(grad, self.dim, -1)
@@ -1570,7 +1586,8 @@ class CumprodBackward0(Node):
             for j in range(i + 1, n):
                 running = running * a[..., j]
                 total = total + grad[..., j] * running
-            out[..., i] = before * total
+            past_a_zero = (a[..., :i] == 0).any(axis=-1)
+            out[..., i] = np.where(past_a_zero, 0, before * total)  # +0 there, as PyTorch's
         return (np.moveaxis(out, -1, self.dim),)
 
 
@@ -1985,7 +2002,15 @@ class TruncBackward0(_Flat):
 
 class SignBackward0(_Flat):
     def forward(self, a):
-        return np.sign(a) if a.dtype.kind != "b" else a.copy()
+        return sign(a) if a.dtype.kind != "b" else a.copy()
+
+
+def sign(a):
+    """-1, 0 or 1, and 0 for nan (numpy's sign gives nan there; PyTorch's gives 0)."""
+    out = np.sign(a)
+    return (
+        np.where(np.isnan(out), 0, out).astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
+    )
 
 
 class SgnBackward0(SignBackward0):
@@ -2042,8 +2067,10 @@ class RsqrtBackward0(_OfResult):
     formula = "grad_self = grad * -0.5 * result³"
     function = staticmethod(_rsqrt)
 
-    def derivative(self, result):
-        return -0.5 * result * result * result
+    def backward(self, grad):
+        (result,) = self.saved_values()
+        with np.errstate(over="ignore", invalid="ignore"):
+            return ((-0.5 * grad) * result**3,)  # in PyTorch's order, so tiny values round alike
 
 
 class TanBackward0(_OfResult):
@@ -2189,8 +2216,10 @@ class Atan2Backward0(Node):
 
     def backward(self, grad):
         a, b = self.saved_values()
+        squares = a * a + b * b
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = grad / (a * a + b * b)
+            # at the origin, where atan2 has no derivative, PyTorch sends 0
+            scale = np.where(squares == 0, 0, grad / squares)
         return scale * b, -scale * a
 
 

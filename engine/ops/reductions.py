@@ -209,13 +209,11 @@ def _order(array: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     keys = array.astype(np.int8) if array.dtype == np.bool_ else array
     if not descending:
         return np.argsort(keys, axis=dim, kind="stable").astype(np.int64)
-    # descending and stable: sort on the negated values, with the nans moved to the front
-    moved = np.moveaxis(keys, dim, -1)
-    nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
-    flat_keys, flat_nan = moved.reshape(-1, moved.shape[-1]), nan.reshape(-1, moved.shape[-1])
-    rows = [np.lexsort((-row, ~is_nan)) for row, is_nan in zip(flat_keys, flat_nan, strict=True)]
-    order = np.array(rows, np.int64).reshape(moved.shape)
-    return np.moveaxis(order, -1, dim)
+    # descending and stable, without negating (the smallest integer has no negative): sort the
+    # reversed values ascending, then read that order backwards, so equal values keep theirs
+    n = keys.shape[dim]
+    backwards = np.argsort(np.flip(keys, dim), axis=dim, kind="stable")
+    return (n - 1 - np.flip(backwards, dim)).astype(np.int64)
 
 
 def _extreme(t: Tensor, dim, keepdim, whole_node, dim_node, name: str):

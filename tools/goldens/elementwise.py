@@ -471,3 +471,22 @@ y.sum().backward()
 print(y, x.grad)
 """,
 )
+S(
+    "elem-nan-and-origin",
+    """
+import torch
+x = torch.tensor([float("nan"), -0.0, 0.0, -3.0], requires_grad=True)
+s = x.sign()
+g = x.sgn()
+print(s, g)
+a = torch.tensor([0.0, 1.0, 0.0], requires_grad=True)
+b = torch.tensor([0.0, 0.0, -2.0], requires_grad=True)
+t = torch.atan2(a, b)
+t.sum().backward()
+print(t, a.grad, b.grad)
+r = torch.tensor([1e30, 4.0], requires_grad=True)
+q = r.rsqrt()
+q.sum().backward()
+print(q, r.grad)
+""",
+)

@@ -519,3 +519,57 @@ y.add_(1)
 y.sum().backward()
 """,
 )
+S(
+    "red-nan-inf-backwards",
+    """
+import torch
+x = torch.tensor([[0.5, float("nan"), 1.0], [float("inf"), -1.0, 2.0]], requires_grad=True)
+w = torch.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
+ys = [x.prod(1), x.prod(0), x.cumprod(1), x.norm(1, 1), x.norm(float("-inf"), 0)]
+for y in ys:
+    print(y)
+    x.grad = None
+    (y * w[: y.shape[0], : y.shape[-1]] if y.dim() == 2 else y).sum().backward()
+    print(x.grad)
+""",
+)
+S(
+    "red-norm-zero-order-no-grad",
+    """
+import torch
+x = torch.tensor([[1.0, 0.0], [-2.0, 3.0]], requires_grad=True)
+n = x.norm(0)
+n.backward()
+print(n, x.grad)
+""",
+)
+S(
+    "red-sort-int-extremes",
+    """
+import torch
+x = torch.tensor([[1, -9223372036854775807 - 1, 0], [2, 9223372036854775807, -1]])
+print(x.sort(descending=True), x.topk(2), x.sort(1))
+""",
+)
+S(
+    "red-std-large-values",
+    """
+import torch
+x = torch.tensor([[2.5, -1.5], [1e30, 1e-8]], requires_grad=True)
+s = x.std(0)
+v = x.var(1, correction=0)
+print(s, v)
+(s.sum() + v.sum()).backward()
+print(x.grad)
+""",
+)
+S(
+    "red-cumprod-after-zero-signs",
+    """
+import torch
+x = torch.tensor([[0.25, 0.25, -0.5], [0.0, -0.0, 1.0]], requires_grad=True)
+y = x.cumprod(1)
+(y * torch.tensor([-1.5, -0.5, 0.5])).sum().backward()
+print(y, x.grad)
+""",
+)
