@@ -689,7 +689,7 @@ OPS: dict[str, Op] = {
         symbol="scatter",
         does="writes {1}'s values into a copy of {0} at the positions an index tensor gives",
         why_not="it keeps only the index tensor",
-        sends=("{g}, zeroed where {1} was written", "{g} gathered at the written positions"),
+        sends=("{g}, zeroed where values were written", "{g} gathered at the written positions"),
         inplace="writes {1}'s values into {0} at the indexed positions",
     ),
     "ScatterBackward1": Op(
@@ -717,7 +717,7 @@ OPS: dict[str, Op] = {
         symbol="[idx]=",
         does="writes {1} into {0} at the positions index tensors give",
         why_not="it keeps only the indices",
-        sends=("{g}, zeroed where {1} was written", "{g} at the written positions"),
+        sends=("{g}, zeroed where values were written", "{g} at the written positions"),
         inplace="writes {1} into {0} at the indexed positions",
     ),
     "MaskedFillBackward0": Op(

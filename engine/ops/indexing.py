@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from engine import functions as fn
+from engine import tracing
 from engine.creation import tensor
 from engine.grad_mode import state as grad_state
 from engine.ops.linalg import c_name
@@ -282,7 +283,17 @@ def assign(t: Tensor, key, value) -> None:
     if isinstance(value, list | tuple):
         value = tensor(value, dtype=t.dtype)
     whole = all(k is Ellipsis or _whole(k) for k in parts)
-    _copy_to(t if whole else index(t, key), value)
+    _copy_to(t if whole else _unseen(index, t, key), value)
+
+
+def _unseen(op, *args):
+    """Run `op` with no tracer: setitem's view of its target is internal to PyTorch (never a
+    tensor of the program, and its node never joins the graph), so a trace does not show it."""
+    tracer, tracing.current = tracing.current, None
+    try:
+        return op(*args)
+    finally:
+        tracing.current = tracer
 
 
 def _whole(k) -> bool:
@@ -331,7 +342,7 @@ def _index_put(t: Tensor, parts: tuple, value) -> None:
             basic.append(k)
             rest.append(slice(None))
     if not all(k is Ellipsis or _whole(k) for k in basic):
-        t = index(t, tuple(basic))
+        t = _unseen(index, t, tuple(basic))
     key = tuple(rest) if len(rest) > 1 else rest[0]
     target_shape = t._array[key].shape
     if isinstance(value, Tensor):
