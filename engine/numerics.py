@@ -2,12 +2,14 @@
 
 numpy and PyTorch round differently in a few places a lesson prints: a float32 sum (numpy adds
 pairwise in blocks of 128, PyTorch in 8-lane vectors with a cascade of partial sums), `a + alpha *
-b` (PyTorch fuses it into one rounding) and small matrix products. Each function here reproduces
-one PyTorch kernel on numpy arrays; everything else in the engine stays plain numpy.
+b`, lerp and linspace (PyTorch fuses the multiply-add into one rounding) and small matrix products
+(MKL's kernels). Each function here reproduces one PyTorch kernel on numpy arrays; everything else
+in the engine stays plain numpy. Where PyTorch calls MKL's vector math library (float32 sin, exp,
+log, tanh, sqrt, ...), whose last bit no formula here reproduces, unary_like_torch gets as near
+as measured; tools/measure_numerics.py counts what still differs.
 
 The constants describe the machine the goldens were recorded on: PyTorch runs its sum kernel
-with AVX2 vectors even where AVX512 is available, and uses as many threads as there are cores.
-"""
+with AVX2 vectors even where AVX512 is available, and uses as many threads as there are cores."""
 
 from __future__ import annotations
 
