@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 
 from engine import dtypes, hooks, record, tracing
-from engine.grad_mode import quietly
+from engine.grad_mode import state as grad_state
 from engine.graph import AccumulateGrad, Node
 from engine.shape import unbroadcast
 from engine.tensor import Tensor
@@ -145,7 +145,10 @@ def _run(tensors, root_grads, keep_graph: bool, capture: dict | None, flow) -> d
 
     freed = []
     # the engine's own work, not the program's: grad mode on only to record a graph of it
-    with quietly(flow.records):
+    # (set directly, not with no_grad(): the tracer is told only of the program's switches)
+    grad_was = grad_state.enabled
+    grad_state.enabled = flow.records
+    try:
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
@@ -163,6 +166,8 @@ def _run(tensors, root_grads, keep_graph: bool, capture: dict | None, flow) -> d
                     dependencies[child] -= 1
                     if dependencies[child] == 0 and child in buffers:
                         heapq.heappush(ready, (-child.sequence_nr, next(order), child))
+    finally:
+        grad_state.enabled = grad_was
 
     if tracer is not None:
         tracer.on_backward_end(freed, keep_graph)
@@ -194,7 +199,7 @@ def _step(node: Node, grads: list, sources, capture, captured, executes, flow, t
         return [None] * len(node.next_functions)  # nothing arrived: nothing to send on
     if node.pre_hooks:
         grads = hooks.pre_hooks(node, grads, flow.wrap, flow.unwrap)
-    if getattr(node, "materialize_grads", True):
+    if len(grads) > 1 and node.materialize_grads and any(g is None for g in grads):
         grads = _materialise(node, grads, flow)
     grad_inputs = flow.backward(node, grads)
     grad_inputs = [
@@ -250,13 +255,11 @@ def _needed_nodes(dependencies: dict, capture: dict) -> tuple[set, set]:
 
 
 def _output_count(node: Node) -> int:
-    return len(getattr(node, "output_shapes", ())) or 1
+    return len(node.output_shapes) or 1
 
 
 def _materialise(node: Node, grads: list, flow) -> list:
     """Outputs that received no gradient count as zeros (only multi-output nodes have those)."""
-    if all(g is not None for g in grads):
-        return grads
     return [
         flow.zeros(shape, dtype) if g is None else g
         for g, (shape, dtype) in zip(grads, node.output_shapes, strict=True)
@@ -318,6 +321,8 @@ class _Arrays:
         return np.zeros(shape, dtype)
 
     def fit(self, g, shape, dtype):
+        if type(g) is np.ndarray and g.shape == shape and (dtype is None or g.dtype == dtype):
+            return g  # the common case: nothing was broadcast or promoted
         return _fit(g, shape, dtype)
 
     def backward(self, node: Node, grads: list) -> list:

@@ -99,6 +99,8 @@ class Node:
     tensor_hooks: dict[int, dict] | None = None
     pre_hooks: dict | None = None  # register_prehook: hook(grad_outputs)
     post_hooks: dict | None = None  # register_hook: hook(grad_inputs, grad_outputs)
+    output_shapes: tuple = ()  # (shape, dtype) per output, for nodes with several
+    materialize_grads = True  # an output no gradient reached counts as zeros
 
     def __init__(self) -> None:
         self.sequence_nr = next(_sequence)
