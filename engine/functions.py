@@ -365,7 +365,8 @@ class ReluBackward0(Node):
 
     def forward(self, a):
         self.save("result")
-        return np.maximum(a, 0).astype(a.dtype, copy=False)
+        # a negative value becomes 0 and everything else stays, -0.0 too (as PyTorch's relu)
+        return np.where(a < 0, a.dtype.type(0), a)
 
     def backward(self, grad):
         (result,) = self.saved_values()
