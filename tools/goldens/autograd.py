@@ -1118,6 +1118,27 @@ for dim in (0, 1):
 """,
 )
 S(
+    "autograd-physics-informed-second-derivative",
+    """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.linspace(0, 1, 5).reshape(5, 1).requires_grad_()
+for step in range(3):
+    u = model(x)
+    (du,) = torch.autograd.grad(u, x, torch.ones_like(u), create_graph=True)
+    (d2u,) = torch.autograd.grad(du, x, torch.ones_like(du), create_graph=True)
+    loss = ((d2u + u) ** 2).mean() + (u[0] - 1) ** 2
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(step, round(loss.item(), 6), du.grad_fn.name(), d2u.grad_fn.name())
+print(model[0].weight.grad.shape, model[2].bias.grad)
+""",
+)
+S(
     "autograd-accumulate-grad-prehook",
     """
 import torch
