@@ -26,11 +26,12 @@ class Reductions:
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         arrays = _cast(self, dtype)
-        if arrays[0].dtype.kind != "f":
-            # an integer sum never needs a grad_fn; SumBackward's forward would widen it to int64
-            out_type = arrays[0].dtype if dtype is not None else np.int64
+        if dtype is not None and arrays[0].dtype.kind in "biu" and arrays[0].dtype != np.int64:
+            # SumBackward's forward widens integers to int64, and an integer sum has no grad_fn
             axis = None if dim is None else reduced_dims(dim, self.ndim)
-            return plain(np.sum(arrays[0], axis=axis, keepdims=keepdim, dtype=out_type), "sum")
+            return plain(
+                np.sum(arrays[0], axis=axis, keepdims=keepdim, dtype=arrays[0].dtype), "sum"
+            )
         if dim is None:
             return apply(fn.SumBackward0, (self,), arrays=arrays)
         dims = reduced_dims(dim, self.ndim)
