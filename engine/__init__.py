@@ -242,6 +242,7 @@ _METHODS = [
     "index_select",
     "masked_fill",
     "masked_select",
+    "diagonal",
 ]
 for _name in _METHODS:
     globals()[_name] = _method(_name)

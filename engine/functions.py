@@ -1880,6 +1880,40 @@ class ReshapeAliasBackward0(ViewBackward0):
     """reshape() of a non-contiguous tensor whose memory can still be read in the new shape."""
 
 
+class DiagonalBackward0(Node):
+    formula = "grad_self = zeros, with grad on the diagonal"
+    is_view = True
+
+    def forward(self, a, offset, dim1, dim2):
+        self.shape, self.where = a.shape, (offset, dim1, dim2)
+        return diagonal_view(a, offset, dim1, dim2)
+
+    def backward(self, grad):
+        out = np.zeros(self.shape, grad.dtype)
+        diagonal_view(out, *self.where)[...] = grad
+        return (out,)
+
+
+def diagonal_view(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """A view of a diagonal: the other dims, then the diagonal last (numpy's own is read-only,
+    and an in-place change through a view must reach the base)."""
+    key = [slice(None)] * a.ndim
+    key[dim1], key[dim2] = slice(max(-offset, 0), None), slice(max(offset, 0), None)
+    corner = a[tuple(key)]  # the diagonal starts at its first element
+    others = [d for d in range(a.ndim) if d not in (dim1, dim2)]
+    shape = [a.shape[d] for d in others] + [min(corner.shape[dim1], corner.shape[dim2])]
+    strides = [a.strides[d] for d in others] + [a.strides[dim1] + a.strides[dim2]]
+    root = corner
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.flags.c_contiguous:
+        # built on the array that owns the memory, so the view's .base leads to it, as numpy's
+        # own views do (the tracer finds the tensors sharing memory that way)
+        start = corner.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return np.ndarray(shape, a.dtype, buffer=root, offset=start, strides=strides)
+    return np.lib.stride_tricks.as_strided(corner, shape, strides, writeable=a.flags.writeable)
+
+
 class IndexPutBackward0(Node):
     """t[index tensors] = values, in place."""
 

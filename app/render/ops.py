@@ -713,6 +713,12 @@ OPS: dict[str, Op] = {
         why_not="it keeps only the indices",
         sends=("{g} added back at the picked slices, zeros elsewhere",),
     ),
+    "DiagonalBackward0": Op(
+        symbol="diagonal",
+        does="views the diagonal of {0} (no copy)",
+        why_not="it needs only which diagonal it took",
+        sends=("{g} on the diagonal, zeros elsewhere",),
+    ),
     "IndexPutBackward0": Op(
         symbol="[idx]=",
         does="writes {1} into {0} at the positions index tensors give",

@@ -15,7 +15,6 @@ from engine import functions as fn
 from engine.record import apply
 from engine.shape import broadcast_shapes
 from engine.tensor import Tensor, tensor_methods
-from engine.unsupported import UnsupportedByGradtrace
 
 
 @tensor_methods
@@ -207,6 +206,7 @@ def einsum(equation: str, *operands) -> Tensor:
     aligned, sizes = [], {}
     counts = dict.fromkeys(order, 0)  # how many operands have each label at a size other than 1
     for i, (labels, t) in enumerate(zip(inputs, operands, strict=True)):
+        t, labels = _diagonals(t, labels, i)
         for c, n in zip(labels, t.shape, strict=True):
             if sizes.get(c, 1) != 1 and n != 1 and n != sizes[c]:
                 raise RuntimeError(
@@ -294,11 +294,6 @@ def _parse(equation: str, operands) -> tuple:
                 f"match the number of dimensions ({t.ndim}) for operand {i} and no ellipsis was "
                 "given"
             )
-        if len(set(term.replace("...", ""))) != named:
-            raise UnsupportedByGradtrace(
-                "torch.einsum with a label repeated in one operand (a diagonal) is not supported "
-                "by gradtrace's engine"
-            )
     widest = max(covered, default=0)
     ellipsis = [f"...{j}" for j in range(widest)]
     inputs = []
@@ -320,6 +315,23 @@ def _parse(equation: str, operands) -> tuple:
                 "operand"
             )
     return inputs, _labels(right, ellipsis)
+
+
+def _diagonals(t: Tensor, labels: list, operand: int) -> tuple:
+    """A label repeated in one operand takes the diagonal (ii->i), put where the label was first."""
+    seen: dict = {}
+    for c in labels:
+        if c not in seen:
+            seen[c] = len(seen)
+            continue
+        first, now = seen[c], len(seen)
+        if t.shape[first] != t.shape[now]:
+            raise RuntimeError(
+                f"einsum(): subscript {c} is repeated for operand {operand} but the sizes don't "
+                f"match, {t.shape[now]} != {t.shape[first]}"
+            )
+        t = t.diagonal(0, first, now).movedim(-1, first)
+    return t, list(seen)
 
 
 def _labels(term: str, ellipsis: list) -> list:

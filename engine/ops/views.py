@@ -210,6 +210,12 @@ class Views:
             )
         return _stretch(self, dim, start, start + length)
 
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        first, second = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
+        if first == second:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        return apply(fn.DiagonalBackward0, (self,), offset=int(offset), dim1=first, dim2=second)
+
     # ***** copies in another arrangement *****
 
     def flip(self, *dims):

@@ -695,6 +695,24 @@ def test_einsum_three_operands(data):
 
 
 @SETTINGS
+@given(data=st.data())
+def test_diagonal(data):
+    x = data.draw(arrays(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4)))
+    offset = data.draw(st.integers(-2, 2), label="offset")
+    check_gradients(lambda a: a.diagonal(offset), x)
+    check_gradients(lambda a: torch.diagonal(a, offset, -1, 0), x)
+    n = min(x.shape[:2])
+    square = x[:n, :n]
+    check_gradients(lambda a: torch.einsum("ii...->i...", a), square)
+    check_gradients(lambda a: _view_changed_diagonal(a * 1), x)
+
+
+def _view_changed_diagonal(y):
+    y.diagonal().mul_(3)
+    return y
+
+
+@SETTINGS
 @given(x=arrays(hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)))
 def test_einsum_one_operand(x):
     check_gradients(lambda a: torch.einsum("ij->ji", a), x)

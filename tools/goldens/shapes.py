@@ -170,6 +170,46 @@ print(x.grad)
 """,
 )
 
+S(
+    "shape-diagonal",
+    """
+import torch
+x = torch.arange(12.0).reshape(3, 4).requires_grad_()
+d = x.diagonal()
+up = torch.diagonal(x, 1)
+low = x.diagonal(-1)
+batch = torch.arange(24.0).reshape(2, 3, 4).diagonal(1, -1, 0)
+print(d, up, low, batch, d._base is x._base, sep="\\n")
+(d * 2 + up.sum()).sum().backward()
+print(x.grad)
+z = x * 1
+z.diagonal().mul_(10)
+print(z)
+try:
+    x.diagonal(0, 1, 1)
+except RuntimeError as err:
+    print(err)
+""",
+)
+S(
+    "shape-einsum-diagonal-and-trace",
+    """
+import torch
+a = torch.arange(9.0).reshape(3, 3).requires_grad_()
+b = torch.arange(18.0).reshape(2, 3, 3).requires_grad_()
+diag = torch.einsum("ii->i", a)
+trace = torch.einsum("ii", a)
+per_batch = torch.einsum("bii->bi", b)
+print(diag, trace, per_batch, sep="\\n")
+(diag.sum() + trace + (per_batch * per_batch).sum()).backward()
+print(a.grad, b.grad, sep="\\n")
+try:
+    torch.einsum("ii->i", torch.zeros(2, 3))
+except RuntimeError as err:
+    print(err)
+""",
+)
+
 # ***** triangles, repeats, expands *****
 
 S(
