@@ -493,3 +493,16 @@ q.sum().backward()
 print(q, r.grad)
 """,
 )
+S(
+    "elem-functional-relu-inplace",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+h = x * 2
+out = F.relu(h, inplace=True)
+print(out is h, h, h._version)
+(h * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+print(x.grad)
+""",
+)
