@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import re
 import warnings
 from typing import Any
 
@@ -102,7 +103,7 @@ def _decode(value: Any) -> Any:
     return NONFINITE.get(value, value) if isinstance(value, str) else value
 
 
-def _assert_close(got: Any, want: Any, where: str) -> None:
+def _assert_close(got: Any, want: Any, where: str, near: dict | None = None) -> None:
     if want is None or got is None:
         assert got == want, f"{where}: got {got!r}, PyTorch {want!r}"
         return
@@ -114,11 +115,33 @@ def _assert_close(got: Any, want: Any, where: str) -> None:
     np.testing.assert_allclose(
         got_array.astype(np.float64),
         want_array.astype(np.float64),
-        rtol=RTOL,
-        atol=ATOL,
+        rtol=max(RTOL, near["rtol"]) if near else RTOL,
+        atol=max(ATOL, near["atol"]) if near else ATOL,
         equal_nan=True,
         err_msg=where,
     )
+
+
+PRINTED_NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def _assert_text_near(got: str, want: str, near: dict, where: str) -> None:
+    """The same text, its numbers within a known difference's tolerance (near["why"])."""
+    assert PRINTED_NUMBER.sub("#", got) == PRINTED_NUMBER.sub("#", want), where
+    np.testing.assert_allclose(
+        [float(n) for n in PRINTED_NUMBER.findall(got)],
+        [float(n) for n in PRINTED_NUMBER.findall(want)],
+        rtol=near["rtol"],
+        atol=near["atol"],
+        err_msg=where,
+    )
+
+
+def _assert_printed_near(got: str, want: str, near: dict) -> None:
+    """Printed output of a known difference: near, and still different (once the engine prints
+    PyTorch's digits, the flag must go)."""
+    _assert_text_near(got, want, near, "stdout")
+    assert got != want, "the engine now prints exactly what PyTorch does: drop `near`"
 
 
 def test_golden_file_is_broad() -> None:
@@ -144,16 +167,24 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
         ) from error
     got_error = None if error is None else [type(error).__name__, str(error)]
     assert got_error == want_error
-    assert stdout == snippet["stdout"]
+    if "near" in snippet:
+        _assert_printed_near(stdout, snippet["stdout"], snippet["near"])
+    else:
+        assert stdout == snippet["stdout"]
 
     skip = set(snippet.get("skip", ()))
+    near = snippet.get("near")
     want_probes = snippet["probes"]
     assert sorted(probes) == sorted(want_probes)
     for name, want in want_probes.items():
         got = probes[name]
         for field in EXACT_FIELDS:
-            if f"{name}.{field}" not in skip:
+            if f"{name}.{field}" in skip:
+                continue
+            if field == "repr" and near:
+                _assert_text_near(got[field], want[field], near, f"{name}.{field}")
+            else:
                 assert got[field] == want[field], f"{name}.{field}"
         for field in ("values", "grad"):
             if f"{name}.{field}" not in skip:
-                _assert_close(got[field], want[field], f"{name}.{field}")
+                _assert_close(got[field], want[field], f"{name}.{field}", near)

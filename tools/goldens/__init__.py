@@ -1,7 +1,8 @@
 """Golden snippets by area: each module here lists the snippets of one part of the API.
 
 A module defines `SNIPPETS = []` and `S = collect(SNIPPETS)`, then one `S(slug, source)` per
-snippet (the flags are those of tools/record_goldens.py). `record_goldens.py AREA...` records
+snippet (the flags are those of tools/record_goldens.py, plus `near`: a known difference in
+printed digits, with its tolerance and the reason). `record_goldens.py AREA...` records
 the named areas into tests/engine/golden/areas/AREA.json.
 """
 
@@ -14,10 +15,22 @@ from typing import Any
 def collect(into: list[dict[str, Any]]):
     """The S() that appends one snippet to `into`."""
 
-    def S(slug: str, source: str, *, unsupported: bool = False, skip: tuple = (), why: str = ""):  # noqa: N802
+    def S(  # noqa: N802
+        slug: str,
+        source: str,
+        *,
+        unsupported: bool = False,
+        skip: tuple = (),
+        why: str = "",
+        near: dict | None = None,
+    ):
         entry: dict[str, Any] = {"slug": slug, "source": textwrap.dedent(source).strip() + "\n"}
         if unsupported:
             entry["unsupported"] = True
+        if near:
+            # printed numbers may differ from PyTorch's within near["rtol"]/near["atol"], for
+            # the reason near["why"]; everything else printed must match exactly
+            entry["near"] = near
         if skip:
             entry["skip"] = list(skip)
             entry["why"] = why
