@@ -9,10 +9,12 @@ in this one run (machines here are shared and noisy, so only ratios mean anythin
     .venv/bin/python bench/engine.py
 
 The PyTorch column comes from `.venv-torch/bin/python` (see `make goldens`), run on the same
-snippets in a child process, before the engine is timed, so the two never share the CPU. PyTorch
-runs on one thread there: the engine uses one, and on a small shared machine PyTorch's
-intra-op thread pool spins against the other processes and makes its times noise (a 2-thread
-MLP run varies 5x from one run to the next). Without that venv the column reads n/a.
+snippets in a child process, one run at a time in turn with the engine's (never at once), so
+both see the same load. Both sides run on one thread, as the sandbox runs snippets
+(OPENBLAS_NUM_THREADS=1 and friends): on a small shared machine a thread pool spins against the
+other processes and makes times noise (a 2-thread PyTorch MLP run varies 5x from one run to the
+next). Times are CPU seconds of the process (time.process_time), so waiting for a busy CPU does
+not count. Without that venv the PyTorch column reads n/a.
 
 Targets (issue 9): scalar <= 1.0x PyTorch, mlp <= 0.8x PyTorch, traced <= 2x untraced.
 """
@@ -23,6 +25,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -31,6 +34,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCH_PYTHON = ROOT / ".venv-torch" / "bin" / "python"
+
+# one thread, as app/sandbox/client.py gives a snippet; set before numpy or torch is imported
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+os.environ.update(SINGLE_THREADED)
 
 MLP = """
 import torch
@@ -68,14 +75,10 @@ print(weights.grad[:2])
 """
 
 
-def median_seconds(fn, code: str, repeats: int) -> float:
-    fn(code)  # warm up: first-call imports and caches
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(code)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds(fn, code: str) -> float:
+    start = time.process_time()
+    fn(code)
+    return time.process_time() - start
 
 
 # ***** the PyTorch side: a child process under .venv-torch *****
@@ -87,33 +90,49 @@ def run_with_torch(code: str) -> None:
         exec(compile(code, "<bench>", "exec"), namespace)
 
 
-def torch_worker(workloads: dict[str, str], repeats: int) -> None:
-    """Time each workload under real PyTorch and print {name: median seconds} as JSON."""
+def torch_worker() -> None:
+    """Under real PyTorch: read one snippet per line (JSON), answer with its run time in seconds."""
     import torch
 
     torch.set_num_threads(1)
-    medians = {
-        name: median_seconds(run_with_torch, code, repeats) for name, code in workloads.items()
-    }
-    print(json.dumps({"version": torch.__version__, "medians": medians}))
+    print(json.dumps(torch.__version__), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(seconds(run_with_torch, json.loads(line))), flush=True)
 
 
-def torch_medians(workloads: dict[str, str], repeats: int) -> tuple[dict | None, str]:
-    """PyTorch's median per workload, or None and the reason there is no PyTorch column."""
-    if not TORCH_PYTHON.exists():
-        return None, f"no PyTorch baseline: {TORCH_PYTHON} is missing (make goldens installs it)"
-    request = json.dumps({"workloads": workloads, "repeats": repeats})
-    done = subprocess.run(
-        [str(TORCH_PYTHON), __file__, "--torch-worker"],
-        input=request,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        return None, f"no PyTorch baseline: the torch worker failed:\n{done.stderr.strip()}"
-    answer = json.loads(done.stdout.splitlines()[-1])
-    return answer["medians"], f"PyTorch {answer['version']}, one thread, in {TORCH_PYTHON}"
+class TorchRunner:
+    """Times snippets under PyTorch in a child process, one run per call, so that its runs can
+    be interleaved with the engine's and both see the same load on the machine."""
+
+    def __init__(self) -> None:
+        self.child = None
+        if not TORCH_PYTHON.exists():
+            self.note = f"no PyTorch baseline: {TORCH_PYTHON} is missing (make goldens installs it)"
+            return
+        self.child = subprocess.Popen(
+            [str(TORCH_PYTHON), __file__, "--torch-worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        version = self.child.stdout.readline()
+        if not version:
+            self.child = None
+            self.note = "no PyTorch baseline: the torch worker failed (its error is above)"
+            return
+        self.note = f"PyTorch {json.loads(version)}, one thread, in {TORCH_PYTHON}"
+
+    def seconds(self, code: str) -> float | None:
+        if self.child is None:
+            return None
+        self.child.stdin.write(json.dumps(code) + "\n")
+        self.child.stdin.flush()
+        return json.loads(self.child.stdout.readline())
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.stdin.close()
+            self.child.wait()
 
 
 # ***** the engine side *****
@@ -133,6 +152,18 @@ def run_traced(code: str) -> None:
     assert trace["outcome"]["status"] == "ok", trace["outcome"]
 
 
+def medians(code: str, repeats: int, torch: TorchRunner) -> tuple[float, float, float | None]:
+    """Median untraced, traced and PyTorch times, the three taken in turn within each repeat."""
+    runs = []
+    for repeat in range(repeats + 1):  # the first is a warm-up: imports and caches
+        run = (seconds(run_untraced, code), seconds(run_traced, code), torch.seconds(code))
+        if repeat:
+            runs.append(run)
+    untraced, traced, eager = zip(*runs, strict=True)
+    baseline = statistics.median(eager) if eager[0] is not None else None
+    return statistics.median(untraced), statistics.median(traced), baseline
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "n/a"
 
@@ -146,8 +177,7 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.torch_worker:
-        request = json.load(sys.stdin)
-        torch_worker(request["workloads"], request["repeats"])
+        torch_worker()
         return
 
     sys.path.insert(0, str(ROOT))
@@ -155,21 +185,22 @@ def main() -> None:
         "mlp": MLP.format(steps=args.steps),
         "scalar": SCALAR.format(elements=args.elements),
     }
-    eager, note = torch_medians(workloads, args.repeats)
+    torch = TorchRunner()
     print(
         f"{'workload':<8} {'engine':>10} {'traced':>10} {'torch':>10} "
         f"{'engine/torch':>13} {'traced/engine':>14}"
     )
-    for name, code in workloads.items():
-        untraced = median_seconds(run_untraced, code, args.repeats)
-        traced = median_seconds(run_traced, code, args.repeats)
-        baseline = eager[name] if eager else None
-        baseline_text = f"{baseline * 1e3:8.1f}ms" if baseline else f"{'n/a':>10}"
-        print(
-            f"{name:<8} {untraced * 1e3:8.1f}ms {traced * 1e3:8.1f}ms {baseline_text} "
-            f"{ratio(untraced, baseline):>13} {ratio(traced, untraced):>14}"
-        )
-    print(f"({note})")
+    try:
+        for name, code in workloads.items():
+            untraced, traced, baseline = medians(code, args.repeats, torch)
+            baseline_text = f"{baseline * 1e3:8.1f}ms" if baseline else f"{'n/a':>10}"
+            print(
+                f"{name:<8} {untraced * 1e3:8.1f}ms {traced * 1e3:8.1f}ms {baseline_text} "
+                f"{ratio(untraced, baseline):>13} {ratio(traced, untraced):>14}"
+            )
+    finally:
+        torch.close()
+    print(f"({torch.note})")
 
 
 if __name__ == "__main__":

@@ -45,10 +45,12 @@ def check_number(value, op: str) -> None:
 def binary(node_cls, a: Tensor, b, floating: bool = False, **kwargs):
     """An elementwise op on two operands, after PyTorch's type promotion and broadcasting."""
     if isinstance(b, Tensor):
-        if a._array.dtype == b._array.dtype and (not floating or a._array.dtype.kind == "f"):
+        x, y = a._array, b._array
+        if x.dtype == y.dtype and (not floating or x.dtype.kind == "f"):
             # the common case: same dtype, so nothing to promote or cast
-            broadcast_shapes(a._array.shape, b._array.shape)
-            return apply(node_cls, (a, b), arrays=(a._array, b._array), **kwargs)
+            if x.shape != y.shape:
+                broadcast_shapes(x.shape, y.shape)  # raises PyTorch's error when they clash
+            return apply(node_cls, (a, b), (x, y), **kwargs)
         result = (
             a._array.dtype
             if a._array.dtype == b._array.dtype

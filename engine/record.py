@@ -24,47 +24,56 @@ def apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **kw
     `inputs` are the operation's differentiable slots: Tensors, or Python numbers that still
     take a slot (they show up as (None, 0) in next_functions, as in PyTorch).
     """
+    # every op of every snippet passes here, so it is kept lean: no work for a node that is
+    # not recorded beyond running it, no attribute a node does not need
     node = node_cls()
     record = False
     if grad_state.enabled:
-        needs = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
-        if True in needs:
-            record = True
-            node.needs_input_grad = tuple(needs)
+        for t in inputs:
+            if isinstance(t, Tensor) and t._requires_grad:
+                record = True
+                node.needs_input_grad = tuple(
+                    [isinstance(t, Tensor) and t._requires_grad for t in inputs]
+                )
+                break
     if arrays is None:
         arrays = [t._array if isinstance(t, Tensor) else t for t in inputs]
     result = node.forward(*arrays, **kwargs)
+    base = inputs[0] if node_cls.is_view else None
 
     if type(result) is tuple:  # several outputs (unbind)
-        outs = tuple(Tensor._wrap(r, record) for r in result)
+        wrap = Tensor._wrap
+        outs = tuple([wrap(r, record, base) for r in result])
         for nr, out in enumerate(outs):
             out._output_nr = nr
-        node.output_shapes = tuple((r.shape, r.dtype) for r in result)
+        node.output_shapes = tuple([(r.shape, r.dtype) for r in result])
     else:
-        outs = (Tensor._wrap(result, record),)
+        outs = (Tensor._wrap(result, record, base),)
     if record:
-        edges, shapes, kinds = [], [], []
-        for t, a in zip(inputs, arrays, strict=True):
-            edges.append(edge(t))
-            shapes.append(getattr(a, "shape", ()))
-            kinds.append(t._array.dtype if isinstance(t, Tensor) else None)
-        node.next_functions, node.input_shapes, node.input_dtypes = (
-            tuple(edges),
-            tuple(shapes),
-            tuple(kinds),
-        )
-        if node.to_save:
-            node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
-        for out in outs:
-            out.grad_fn = node
-    if node_cls.is_view:
-        base = inputs[0]
-        for out in outs:
-            out._version_counter = base._version_counter
-            out._base = base._base if base._base is not None else base
+        _link(node, inputs, arrays, outs)
     if tracing.current is not None:
         tracing.current.on_op(node, outs, inputs, record)
     return outs if type(result) is tuple else outs[0]
+
+
+def _link(node: Node, inputs: tuple, arrays, outs: tuple) -> None:
+    """Make `node` the grad_fn of `outs`: its edges to the inputs' nodes, and what it keeps."""
+    edges, shapes, kinds = [], [], []
+    for t, a in zip(inputs, arrays, strict=True):
+        if isinstance(t, Tensor):
+            edges.append(edge(t))
+            kinds.append(t._array.dtype)
+        else:
+            edges.append((None, 0))
+            kinds.append(None)
+        shapes.append(a.shape if type(a) is np.ndarray else getattr(a, "shape", ()))
+    node.next_functions = tuple(edges)
+    node.input_shapes = tuple(shapes)
+    node.input_dtypes = tuple(kinds)
+    if node.to_save:
+        node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
+    for out in outs:
+        out.grad_fn = node
 
 
 def edge(t) -> tuple:

@@ -49,15 +49,20 @@ class Tensor:
         return legacy.new(dtypes.default_float(), *args, **kwargs)
 
     @classmethod
-    def _wrap(cls, array, requires_grad: bool = False) -> Tensor:
+    def _wrap(cls, array, requires_grad: bool = False, base: Tensor | None = None) -> Tensor:
+        """A tensor over `array`; with `base`, a view of it (one version counter, one _base)."""
         t = object.__new__(cls)
         t._array = array if type(array) is np.ndarray else np.asarray(array)
         t._requires_grad = requires_grad
         t._grad = None
         t.grad_fn = None
         t._output_nr = 0
-        t._version_counter = Version()
-        t._base = None
+        if base is None:
+            t._version_counter = Version()
+            t._base = None
+        else:
+            t._version_counter = base._version_counter
+            t._base = base if base._base is None else base._base
         t._retains_grad = False
         t._accumulator = None
         t._trace_id = None
@@ -213,7 +218,7 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._array.size} elements cannot be converted to Scalar"
             )
-        return self._array.reshape(()).item()
+        return self._array.item()
 
     def tolist(self):
         return self._array.tolist()
@@ -246,7 +251,7 @@ class Tensor:
                 if self._array.size
                 else "Boolean value of Tensor with no values is ambiguous"
             )
-        return bool(self._array.reshape(()).item())
+        return bool(self._array.item())  # (item() takes any one-element shape: no reshape)
 
     def _scalar_for(self, kind: str):
         if self._array.size != 1:

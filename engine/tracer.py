@@ -14,10 +14,12 @@ moved on to another instruction since the last look.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import itertools
 import re
 import sys
+import types
 import warnings
 import weakref
 from collections.abc import Callable
@@ -45,6 +47,30 @@ LIST_LIMIT = 16  # tensors in lists and tuples up to this long are labelled xs[0
 ALIAS_LIMIT = 16  # other tensors an in-place change lists as sharing the changed memory
 EXPOSED_LIMIT = 16  # tensors whose memory .numpy() handed out, watched for writes
 EXPOSED_ELEMENTS = 1 << 16  # ... holding at most this many numbers in all (compared per event)
+
+# What a snippet's names mostly hold, and never a tensor to label (exact types: a subclass of
+# one of them could hold tensors, so it is looked at)
+_NEVER_LABELS = frozenset(
+    {
+        int,
+        float,
+        bool,
+        str,
+        type(None),
+        type,
+        dict,
+        range,
+        types.FunctionType,
+        types.BuiltinFunctionType,
+        types.ModuleType,
+    }
+)
+
+# Python's collector walks every live container in a full (generation 2) pass, and a traced run
+# keeps a growing graph and trace alive: with the default thresholds those passes took a third of
+# a traced loop's time. Full passes wait 10 times longer here; generations 0 and 1, which free a
+# snippet's short-lived garbage, keep their usual pace, so memory stays bounded as before.
+GC_THRESHOLDS = (700, 10, 100)
 
 # Each Tracer stamps ids with its own generation, so a tensor that outlived an earlier trace in
 # the same process is never mistaken for one of this trace's.
@@ -564,16 +590,16 @@ class Tracer:
         key = id(owner)
         group = self._storage.get(key)
         if group is None or group[0]() is not owner:
-            group = self._storage[key] = (weakref.ref(owner, self._forget(key)), [])
+            ref = _OwnerRef(owner, self._forget)
+            ref.key = key
+            group = self._storage[key] = (ref, [])
         group[1].append(weakref.ref(t))
 
-    def _forget(self, key: int) -> Callable:
-        def forget(ref) -> None:  # the owning array is gone: so are all its tensors
-            group = self._storage.get(key)
-            if group is not None and group[0] is ref:
-                del self._storage[key]
-
-        return forget
+    def _forget(self, ref: _OwnerRef) -> None:
+        """The owning array is gone: so are all its tensors."""
+        group = self._storage.get(ref.key)
+        if group is not None and group[0] is ref:
+            del self._storage[ref.key]
 
     def _aliases(self, t: Tensor) -> list[Tensor]:
         """The other traced tensors, still alive, whose memory overlaps t's."""
@@ -843,6 +869,8 @@ class Tracer:
 
     def _relabel(self, names: dict) -> None:
         for name, value in names.items():
+            if type(value) in _NEVER_LABELS:
+                continue  # most names: one set lookup (this runs at every new instruction)
             if isinstance(value, Tensor):
                 self._name(value, name)
             elif isinstance(value, Module) and name != "self":
@@ -864,16 +892,23 @@ class Tracer:
 
     def _name(self, t: Tensor, name: str) -> None:
         """The first name a tensor is found under is its label; its .grad is `name.grad`."""
-        tid = self._tid(t)
-        if tid is not None and tid not in self._named:
-            self._named.add(tid)
-            self.tensors[tid]["label"] = name
+        stamp = t._trace_id  # self._tid(t), inlined: every tensor a snippet names passes here
+        if stamp is not None and stamp[0] == self._generation and stamp[1] not in self._named:
+            self._named.add(stamp[1])
+            self.tensors[stamp[1]]["label"] = name
         grad = t._grad
         if grad is not None:
             grad_id = self._tid(grad)
             if grad_id is not None and grad_id not in self._named:
                 self._named.add(grad_id)
                 self.tensors[grad_id]["label"] = name + ".grad"
+
+
+class _OwnerRef(weakref.ref):
+    """A weak reference to an array that owns memory, which knows its key in Tracer._storage
+    (one callback for them all, rather than a closure made per array)."""
+
+    __slots__ = ("key",)
 
 
 def _owner(array: np.ndarray) -> object:
@@ -937,6 +972,11 @@ def trace_snippet(
     tracer.top_code = compiled
     namespace = snippet_globals(importer, print_function=tracer.print)
     reset_engine_state()
+    with _fewer_full_collections():
+        return _run_traced(tracer, compiled, namespace)
+
+
+def _run_traced(tracer: Tracer, compiled: CodeType, namespace: dict) -> dict:
     with _capturing(tracer), tracer:
         try:
             exec(compiled, namespace)
@@ -957,6 +997,17 @@ def trace_snippet(
     grad_mode.state.enabled = True
     tracer.finish(namespace)
     return tracer.trace()
+
+
+@contextlib.contextmanager
+def _fewer_full_collections():
+    """GC_THRESHOLDS for the duration of a run (the snippet may change them: they come back)."""
+    previous = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 @contextlib.contextmanager
