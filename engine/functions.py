@@ -3086,7 +3086,7 @@ class NativeBatchNormBackward0(Node):
         "grad_bias = sum(grad)"
     )
 
-    def forward(self, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    def forward(self, x, weight, bias, running_mean, running_var, training, eps, batch_stats):
         self.save(0, 1)  # and the batch's mean and 1/std, as PyTorch does
         axes = (0,) if x.ndim == 2 else (0, 2)
         shape = (1, -1) if x.ndim == 2 else (1, -1, 1)
@@ -3096,8 +3096,7 @@ class NativeBatchNormBackward0(Node):
             var_sum = ((wide - mean.reshape(shape)) ** 2).sum(axis=axes)
             count = x.size // x.shape[1]
             invstd = 1 / np.sqrt(var_sum / count + eps)
-            if running_mean is not None:
-                _fold_running_stats(running_mean, running_var, mean, var_sum, count, momentum)
+            batch_stats.append((mean, var_sum, count))  # F.batch_norm folds them in afterwards
         else:
             mean = running_mean.astype(np.float64)
             invstd = 1 / np.sqrt(running_var.astype(np.float64) + eps)
@@ -3125,12 +3124,14 @@ class NativeBatchNormBackward0(Node):
         return tuple(None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b))
 
 
-def _fold_running_stats(running_mean, running_var, mean, var_sum, count: int, momentum) -> None:
-    """PyTorch's update, in place and in its types: the mean in float32, the unbiased variance
-    in double (and no version bump: the kernel writes the buffers directly)."""
+def folded_running_stats(running_mean, running_var, mean, var_sum, count: int, momentum):
+    """PyTorch's update of the running statistics, in its types: the mean in float32, the
+    unbiased variance in double. Returned, for the caller to write (the kernel writes the
+    buffers directly, with no version bump)."""
     kind = running_mean.dtype.type
     m = kind(momentum)
-    running_mean[...] = m * mean.astype(running_mean.dtype) + (kind(1) - m) * running_mean
+    new_mean = m * mean.astype(running_mean.dtype) + (kind(1) - m) * running_mean
     unbiased = var_sum.astype(running_var.dtype).astype(np.float64) / (count - 1)
     decayed = ((kind(1) - m) * running_var).astype(np.float64)
-    running_var[...] = (np.float64(m) * unbiased + decayed).astype(running_var.dtype)
+    new_var = (np.float64(m) * unbiased + decayed).astype(running_var.dtype)
+    return new_mean, new_var

@@ -297,6 +297,13 @@ def _addresses(a: np.ndarray) -> np.ndarray:
     return sum((g * s for g, s in zip(grid, a.strides, strict=True)), np.full(a.shape, start))
 
 
+def rewritten(t: Tensor, op: str) -> None:
+    """t's values were changed by `op`'s kernel with no version bump, as PyTorch's own kernel
+    leaves it (BatchNorm's running statistics); only the tracer needs to hear of it."""
+    if tracing.current is not None:
+        tracing.current.on_rewrite(t, op)
+
+
 def bump(t: Tensor, op: str, node) -> None:
     """A change to t's values made without a node of its own (optimizer.step, zero_grad)."""
     t._version_counter.value += 1

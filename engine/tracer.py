@@ -265,6 +265,23 @@ class Tracer:
         self._values.put(event, "value", t._array)
         self.events.append(event)
 
+    def on_rewrite(self, t: Tensor, op: str) -> None:
+        """`op`'s kernel wrote new values into t without bumping its version (BatchNorm's running
+        statistics): a `write` event naming the op, so the boxes show the new values."""
+        span = self._where()
+        target_id = self._ensure(t, span)
+        event = {
+            "seq": self._seq(),
+            "kind": "write",
+            "tensor": target_id,
+            "op": op,
+            "value": None,
+            "span": span,
+        }
+        self._values.put(event, "value", t._array)
+        self._put_aliases(event, t, self._aliases(t))
+        self.events.append(event)
+
     def on_numpy(self, t: Tensor) -> None:
         """`t.numpy()` hands out t's memory: watch t, so a write into it becomes an event."""
         if self._tid(t) is None or len(self._exposed) >= EXPOSED_LIMIT:
@@ -879,12 +896,19 @@ class Tracer:
                 state = vars(value)
                 if "_parameters" not in state or "_modules" not in state:
                     continue  # a subclass that never called Module.__init__
-                looks = (value, len(state["_parameters"]), len(state["_modules"]))
+                looks = (
+                    value,
+                    len(state["_parameters"]),
+                    len(state["_modules"]),
+                    len(state.get("_buffers", ())),
+                )
                 seen = self._seen_modules.get(id(value))
                 if seen is None or seen[0] is not value or seen[1:] != looks[1:]:
                     self._seen_modules[id(value)] = looks
                     for path, parameter in value.named_parameters():
                         self._name(parameter, f"{name}.{path}")
+                    for path, buffer in value.named_buffers():  # bn.running_mean
+                        self._name(buffer, f"{name}.{path}")
             elif type(value) in (list, tuple) and len(value) <= LIST_LIMIT:
                 for i, item in enumerate(value):
                     if isinstance(item, Tensor):

@@ -375,8 +375,16 @@ class Narrator:
         )
 
     def write(self, event: dict) -> str:
-        """A write through a NumPy array that shares a tensor's memory, seen only afterwards."""
+        """A write through a NumPy array that shares a tensor's memory, seen only afterwards;
+        or by an op's kernel that changes a buffer without a version bump (`op`)."""
         target = self.scene.labels[event["tensor"]]
+        if event.get("op"):
+            return (
+                f"{self.quoted(event['span'])} also updates {target} in place: it now holds "
+                f"{values.say(event['value'])}. {event['op']} folds each training batch's "
+                f"statistics into it, without bumping its version (as PyTorch's kernel does), "
+                "and outside the graph: it is a buffer, not a parameter."
+            ) + self.sharing(event)
         when = (
             "so it is shown at this line; the write itself was on this line or an earlier one"
             if event["span"] is not None

@@ -240,9 +240,10 @@ class _Checker:
         _value(event["value"], "data_set value")
 
     def event_write(self, event: dict, seq: int) -> None:
-        self.keys(
-            event, {"tensor", "value", "aliases"} if "aliases" in event else {"tensor", "value"}
-        )
+        fields = {"tensor", "value"} | ({"aliases"} & set(event)) | ({"op"} & set(event))
+        self.keys(event, fields)
+        if "op" in event:  # written by an op's kernel (BatchNorm's running statistics)
+            event["op"] = _clipped(event["op"], NAME_CAP, "write op")
         self.ref(self.tensors, event["tensor"], seq - 1, optional=False)
         _value(event["value"], "write value")
         self.aliases(event, seq)

@@ -19,7 +19,7 @@ from engine import random as rng
 from engine.creation import where
 from engine.grad_mode import no_grad
 from engine.promotion import raw
-from engine.record import apply, apply_inplace, plain
+from engine.record import apply, apply_inplace, plain, rewritten
 from engine.shape import broadcast_shapes, wrap_dim
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace, missing_attribute
@@ -1105,6 +1105,81 @@ def multilabel_soft_margin_loss(
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     return _reduce(loss, reduction)
+
+
+# ***** normalisation (the layers are in engine/nn/normalization.py) *****
+
+
+def _array_or_none(t: Tensor | None):
+    return None if t is None else t._array
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """F.layer_norm: normalise over the last len(normalized_shape) dims of each sample."""
+    normalized_shape = tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(normalized_shape) :]) != normalized_shape or (
+        len(normalized_shape) > input.ndim
+    ):
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(n) for n in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}"
+        )
+    arrays = (input._array, _array_or_none(weight), _array_or_none(bias))
+    return apply(
+        fn.NativeLayerNormBackward0,
+        (input, weight, bias),
+        arrays=arrays,
+        normalized_shape=normalized_shape,
+        eps=eps,
+    )
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """F.batch_norm: normalise each channel (dim 1) over the batch and any length dim."""
+    if training:
+        size = input.shape
+        if size[0] * math.prod(size[2:]) == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {size}"
+            )
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    if input.ndim not in (2, 3):
+        raise UnsupportedByGradtrace(
+            "batch_norm on inputs with more than 3 dimensions is not supported by gradtrace's "
+            "engine (BatchNorm1d is)"
+        )
+    arrays = (input._array, _array_or_none(weight), _array_or_none(bias))
+    out = apply(
+        fn.NativeBatchNormBackward0,
+        (input, weight, bias),
+        arrays=arrays,
+        running_mean=_array_or_none(running_mean),
+        running_var=_array_or_none(running_var),
+        training=training,
+        eps=eps,
+        batch_stats=(batch_stats := []),
+    )
+    if batch_stats and running_mean is not None:
+        # PyTorch's kernel folds the batch's statistics into the running ones in place, with no
+        # version bump; done here, after the op is recorded, so the trace shows the op first
+        new = fn.folded_running_stats(
+            running_mean._array, running_var._array, *batch_stats[0], momentum
+        )
+        for stat, values in zip((running_mean, running_var), new, strict=True):
+            stat._array[...] = values
+            rewritten(stat, "batch_norm")
+    return out
 
 
 def __getattr__(name: str):

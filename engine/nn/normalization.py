@@ -7,81 +7,14 @@ input's dtype, so values agree with PyTorch's to float32 precision (not always t
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 
-from engine import functions as fn
+from engine.nn import functional as F
 from engine.nn.modules import Module, _initialised
-from engine.record import apply
+from engine.record import leaf
 from engine.tensor import Tensor
-from engine.unsupported import UnsupportedByGradtrace
-
-
-def _array(t: Tensor | None):
-    return None if t is None else t._array
-
-
-def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
-    """F.layer_norm: normalise over the last len(normalized_shape) dims of each sample."""
-    normalized_shape = tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(normalized_shape) :]) != normalized_shape or (
-        len(normalized_shape) > input.ndim
-    ):
-        raise RuntimeError(
-            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-            f"[*, {', '.join(str(n) for n in normalized_shape)}], but got input of size"
-            f"{list(input.shape)}"
-        )
-    arrays = (input._array, _array(weight), _array(bias))
-    return apply(
-        fn.NativeLayerNormBackward0,
-        (input, weight, bias),
-        arrays=arrays,
-        normalized_shape=normalized_shape,
-        eps=eps,
-    )
-
-
-def batch_norm(
-    input: Tensor,
-    running_mean: Tensor | None,
-    running_var: Tensor | None,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    training: bool = False,
-    momentum: float = 0.1,
-    eps: float = 1e-5,
-) -> Tensor:
-    """F.batch_norm: normalise each channel (dim 1) over the batch and any length dim."""
-    if training:
-        size = input.shape
-        if size[0] * math.prod(size[2:]) == 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {size}"
-            )
-    elif running_mean is None or running_var is None:
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    if input.ndim not in (2, 3):
-        raise UnsupportedByGradtrace(
-            "batch_norm on inputs with more than 3 dimensions is not supported by gradtrace's "
-            "engine (BatchNorm1d is)"
-        )
-    arrays = (input._array, _array(weight), _array(bias))
-    out = apply(
-        fn.NativeBatchNormBackward0,
-        (input, weight, bias),
-        arrays=arrays,
-        running_mean=_array(running_mean),
-        running_var=_array(running_var),
-        training=training,
-        momentum=momentum,
-        eps=eps,
-    )
-    # (PyTorch's kernel updates the running statistics in place with no version bump, and so
-    # does the node: a trace has no event for it yet, so their boxes keep the old values)
-    return out
 
 
 class LayerNorm(Module):
@@ -112,7 +45,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, input: Tensor) -> Tensor:
-        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (
@@ -155,7 +88,7 @@ class BatchNorm1d(Module):
                 ("running_var", np.ones(num_features, np.float32)),
                 ("num_batches_tracked", np.array(0, np.int64)),
             ]:
-                buffer = Tensor._wrap(start)
+                buffer = leaf(start, False, "buffer")  # the trace sees it made here
                 buffer._version_counter.value = 1
                 self.register_buffer(name, buffer)
         else:
@@ -173,7 +106,7 @@ class BatchNorm1d(Module):
         # the batch's own statistics in training, and in eval when there are no running ones
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return batch_norm(
+        return F.batch_norm(
             input,
             self.running_mean if keep else None,
             self.running_var if keep else None,

@@ -1881,7 +1881,7 @@ SPREAD = st.integers(-300, 300).map(lambda k: k / 100)
 @SETTINGS
 @given(data=st.data())
 def test_layer_norm(data):
-    from engine.nn.normalization import layer_norm
+    layer_norm = F.layer_norm
 
     batch = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
     normalized = data.draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=2, max_side=3))
@@ -1897,7 +1897,7 @@ def test_layer_norm(data):
 @SETTINGS
 @given(data=st.data())
 def test_batch_norm(training, data):
-    from engine.nn.normalization import batch_norm
+    batch_norm = F.batch_norm
 
     n, c = data.draw(st.integers(2, 4), label="batch"), data.draw(st.integers(1, 3))
     shape = (n, c) if data.draw(st.booleans(), label="2d") else (n, c, data.draw(st.integers(1, 3)))
