@@ -28,7 +28,25 @@ INPUT_NAMES = {
     "TanhBackwardBackward0": ("grad_output", "output"),
     "SigmoidBackwardBackward0": ("grad_output", "output"),
     "ThresholdBackwardBackward0": ("grad_output", "self"),
+    "AddcmulBackward0": ("self", "tensor1", "tensor2"),
+    "AddcdivBackward0": ("self", "tensor1", "tensor2"),
+    "LerpBackward0": ("self", "end"),
+    "LerpBackward1": ("self", "end", "weight"),
+    "BinaryCrossEntropyBackward0": ("self", "target", "weight"),
+    "BinaryCrossEntropyWithLogitsBackward0": ("self", "target", "weight", "pos_weight"),
+    "SmoothL1LossBackward0": ("self", "target"),
+    "HuberLossBackward0": ("self", "target"),
+    "PreluKernelBackward0": ("self", "weight"),
+    "NativeLayerNormBackward0": ("input", "weight", "bias"),
+    "NativeBatchNormBackward0": ("input", "weight", "bias"),
+    "ScaledDotProductFlashAttentionForCpuBackward0": ("query", "key", "value"),
+    "LogSoftmaxBackwardDataBackward0": ("grad_output", "output"),
+    "SoftmaxBackwardDataBackward0": ("grad_output", "output"),
+    "MseLossBackwardBackward0": ("grad_output", "self", "target"),
 }
+
+# PyTorch's name for a saved result where it is not `_saved_result`.
+RESULT_NAMES = {"ScaledDotProductFlashAttentionForCpuBackward0": "output"}
 
 # Numbers a node keeps as attributes, under PyTorch's names for them.
 NUMBERS = {"_saved_alpha": "alpha", "_saved_exponent": "exponent", "_saved_keepdim": "keepdim"}
@@ -44,7 +62,7 @@ def attribute(node: Node, name: str):
         value = vars(node)[NUMBERS[name]]
         return value.item() if hasattr(value, "item") else value
     wanted = name.removeprefix("_saved_")
-    what = "result" if wanted == "result" else None
+    what = "result" if wanted == RESULT_NAMES.get(node.name(), "result") else None
     if what is None and wanted in input_names(node.name()):
         what = input_names(node.name()).index(wanted)
     if what is not None and what in node.to_save:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.examples import EXAMPLES  # noqa: E402 (plain data, no web imports)
 from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS  # noqa: E402
-from tools.record_goldens import SEED, module_map, snippet_globals  # noqa: E402
+from tools.record_goldens import SEED, module_map, reset_state, snippet_globals  # noqa: E402
 
 OUT = ROOT / "tests" / "app" / "render" / "golden" / "saved_names.json"
 
@@ -35,7 +35,13 @@ def grad_fns(namespace: dict, tensor_type: type) -> list:
     roots = []
     for value in namespace.values():
         items = value if isinstance(value, list | tuple) else [value]
-        roots += [v.grad_fn for v in items if isinstance(v, tensor_type) and v.grad_fn]
+        for v in items:
+            if isinstance(v, tensor_type):
+                try:
+                    if v.grad_fn is not None:
+                        roots.append(v.grad_fn)
+                except RuntimeError:  # a view whose base changed in place refuses to be read
+                    continue
     seen: dict[int, object] = {}
     while roots:
         fn = roots.pop()
@@ -62,7 +68,7 @@ def main() -> None:
             except Exception:  # noqa: BLE001, S110 - a snippet that raises still left its graph
                 pass
             finally:
-                torch.set_grad_enabled(True)
+                reset_state(torch)
         for fn in grad_fns(namespace, torch.Tensor):
             saved = {a for a in dir(fn) if a.startswith("_saved_")}
             names.setdefault(fn.name(), set()).update(saved)

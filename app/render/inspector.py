@@ -22,7 +22,7 @@ import numpy as np
 from app.render import grads, graph, ops, values
 from app.render.spans import span_text
 from engine import printing
-from engine.saved import input_names
+from engine.saved import RESULT_NAMES, input_names
 
 _TENSOR = re.compile(r"^(t\d+)(?:-v(\d+)|-root)?$")
 _NODE = re.compile(r"^(n\d+)$")
@@ -59,7 +59,7 @@ def facts(trace: dict, element_ids: list[str], steps: list[dict]) -> dict[str, l
 def saved_name(node_name: str, slot: int | None) -> str:
     """PyTorch's attribute for a saved tensor: `_saved_result`, `_saved_self`, `_saved_mat2`."""
     if slot is None:
-        return "_saved_result"
+        return f"_saved_{RESULT_NAMES.get(node_name, 'result')}"
     names = input_names(node_name)
     return f"_saved_{names[slot]}" if slot < len(names) else f"_saved_{slot}"
 
@@ -229,9 +229,12 @@ class _Facts:
     def _saved_row(self, nid: str, record: dict) -> str | list[list]:
         saved = [s for s in dict.fromkeys(record["saved"]) if s is not None]
         saved.sort(key=lambda s: (self._slot(record, s) is None, self._slot(record, s) or 0))
+        if ops.is_custom(record["name"]):  # what ctx.save_for_backward kept, in its order
+            names = [f"ctx.saved_tensors[{k}]" for k in range(len(saved))]
+        else:
+            names = [saved_name(record["name"], self._slot(record, s)) for s in saved]
         kept = [
-            f"{saved_name(record['name'], self._slot(record, s))} = {self._saved_label(record, s)}"
-            for s in saved
+            f"{name} = {self._saved_label(record, s)}" for name, s in zip(names, saved, strict=True)
         ]
         if not kept:
             return "nothing"
@@ -266,7 +269,12 @@ class _Facts:
         if saved == "result":
             return None
         inputs = record["inputs"]
-        return inputs.index(saved) if saved in inputs else None
+        if saved not in inputs:
+            return None
+        # the trace names a saved tensor, not its slot: of a tensor passed in several slots
+        # (x.addcmul(x, x)), name the last, which the ops that save one operand for another's
+        # gradient keep (addcmul saves tensor1 and tensor2, never self)
+        return len(inputs) - 1 - inputs[::-1].index(saved)
 
     def _saved_label(self, record: dict, saved: str) -> str:
         if saved == "result":

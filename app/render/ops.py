@@ -1207,9 +1207,14 @@ def lookup(name: str) -> Op:
     op = OPS.get(plain(name))
     if op is not None:
         return op
-    if _CUSTOM.fullmatch(name):
+    if is_custom(name):
         return custom_function(name.removesuffix("Backward"))
     return Op(plain(name), f"applies {plain(name)} to {{0}}", ("?",), why="its backward needs them")
+
+
+def is_custom(name: str) -> bool:
+    """A program's own torch.autograd.Function's node (<Name>Backward, no digit)."""
+    return bool(_CUSTOM.fullmatch(name))
 
 
 def custom_function(function: str) -> Op:
