@@ -4353,6 +4353,15 @@ def probe_namespace(namespace: dict[str, Any], tensor_type: type) -> dict[str, A
     return probes
 
 
+def reset_state(torch_module) -> None:
+    """Undo what a snippet may have set for the whole process (grad mode, default dtype and
+    device), so one snippet's settings never change another's record."""
+    torch_module.set_grad_enabled(True)
+    torch_module.set_default_dtype(torch_module.float32)
+    if hasattr(torch_module, "get_default_device"):
+        torch_module.set_default_device(None)
+
+
 def run(source: str, torch_module) -> dict[str, Any]:
     """Run one snippet; return its stdout, error and probes."""
     namespace = snippet_globals(module_map(torch_module))
@@ -4366,7 +4375,7 @@ def run(source: str, torch_module) -> dict[str, Any]:
         except Exception as e:  # noqa: BLE001 - every error is part of the record
             error = [type(e).__name__, str(e)]
         finally:
-            torch_module.set_grad_enabled(True)  # a snippet that stopped early must not leak it
+            reset_state(torch_module)
     return {
         "stdout": out.getvalue(),
         "error": error,

@@ -20,11 +20,10 @@ import numpy as np
 import pytest
 
 import engine
-from engine.snippet import snippet_globals
+from engine.snippet import reset_engine_state, snippet_globals
 from engine.unsupported import UnsupportedByGradtrace
 from tests.engine.goldens import SNIPPETS
 
-SEED = 0  # as the recorder: the generator is seeded before every snippet
 RTOL, ATOL = 1e-5, 1e-6
 EXACT_FIELDS = ("repr", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "next_functions")
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -84,13 +83,13 @@ def run(source: str) -> tuple[str, BaseException | None, dict[str, Any]]:
     error = None
     with contextlib.redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        engine.manual_seed(SEED)
+        reset_engine_state()  # grad mode, default dtype, the generator seeded with SEED
         try:
             exec(compile(source, "<snippet>", "exec"), namespace)
         except Exception as e:  # noqa: BLE001 - the error is compared below
             error = e
         finally:
-            engine.set_grad_enabled(True)  # a snippet that stopped early must not leak it
+            reset_engine_state()  # a snippet that stopped early must not leak its settings
     return out.getvalue(), error, _probe_namespace(namespace)
 
 
