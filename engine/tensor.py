@@ -271,6 +271,21 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """copy.deepcopy of a leaf: new memory, the same requires_grad, a copy of .grad."""
+        if self.grad_fn is not None:
+            raise RuntimeError(DEEPCOPY_NON_LEAF)
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = Tensor._wrap(self._array.copy(), self._requires_grad)
+        copied._version_counter.value = 1  # PyTorch's copy is filled in place
+        memo[id(self)] = copied
+        if tracing.current is not None:
+            tracing.current.on_tensor(copied, "deepcopy", (self,))
+        if self._grad is not None:  # the trace meets the copy as c.grad (a grad_set event)
+            copied.grad = Tensor._wrap(self._grad._array.copy())
+        return copied
+
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:
             return self.numpy()  # raises PyTorch's message
@@ -287,6 +302,11 @@ class Tensor:
         return self._version_counter.inference
 
 
+DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+    "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+)
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
@@ -295,6 +315,8 @@ NON_LEAF_GRAD_WARNING = (
     "github.com/pytorch/pytorch/pull/30531 for more information."
 )
 
+
+Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as in PyTorch
 
 def tensor_methods(group: type) -> type:
     """Copy a class's methods onto Tensor: `@tensor_methods class Reductions: def sum(self)...`.

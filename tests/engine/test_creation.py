@@ -239,3 +239,17 @@ def test_the_cpu_is_accepted_every_way_it_is_named():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     assert x.to(device) is x and str(device) == "cpu"
     assert torch.cuda.device_count() == 0 and not torch.backends.mps.is_available()
+
+
+def test_deepcopy_of_a_leaf_copies_values_and_grad_and_refuses_non_leaves():
+    import copy
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = torch.ones(2)
+    c = copy.deepcopy(x)
+    assert c is not x and c.requires_grad and c.is_leaf and c._version == 1
+    assert c.grad is not x.grad and c.grad.tolist() == [1.0, 1.0]
+    c.detach().mul_(3)
+    assert x.tolist() == [1.0, 2.0]  # new memory
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x * 2)

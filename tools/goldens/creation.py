@@ -749,3 +749,20 @@ for _slug, _source in [
     ("create-cuda-namespace", "torch.cuda.current_device()"),
 ]:
     S(_slug, f"import torch\n{_source}\n", unsupported=True)
+
+S(
+    "create-deepcopy-and-type",
+    """
+import copy
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+c = copy.deepcopy(x)
+print(c, c.grad, c.is_leaf, c._version, type(c))
+print(c is x)
+y = x * 2
+try:
+    copy.deepcopy(y)
+except RuntimeError as e:
+    print(e)
+""",
+)
