@@ -318,6 +318,7 @@ NON_LEAF_GRAD_WARNING = (
 
 Tensor.__module__ = "torch"  # type(x) prints <class 'torch.Tensor'>, as in PyTorch
 
+
 def tensor_methods(group: type) -> type:
     """Copy a class's methods onto Tensor: `@tensor_methods class Reductions: def sum(self)...`.
 
