@@ -18,7 +18,7 @@ from app.examples import EXAMPLES
 from app.render import playback, render
 from app.render.layout import SVG
 from engine.tracer import trace_snippet
-from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
+from tests.engine.goldens import STEPWISE as GOLDEN_SNIPPETS
 
 TESTS = Path(__file__).resolve().parents[1]
 GOLDEN = GOLDEN_SNIPPETS

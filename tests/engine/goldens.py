@@ -28,3 +28,8 @@ def _load() -> list[dict[str, Any]]:
 
 SNIPPETS: list[dict[str, Any]] = _load()
 BY_SLUG: dict[str, dict[str, Any]] = {s["slug"]: s for s in SNIPPETS}
+# The ones the app's step-by-step oracles and the browser's fold check walk: all but the few
+# flagged `long` (thousands of training steps, a trace at the event cap), which cost more than
+# every other snippet together there and test nothing the shorter loops do not.
+STEPWISE: list[dict[str, Any]] = [s for s in SNIPPETS if not s.get("long")]
+LONG_RUN_EVENTS = 5000  # a snippet whose trace has more events must be flagged `long`

@@ -22,7 +22,7 @@ import pytest
 import engine
 from engine.snippet import reset_engine_state, snippet_globals
 from engine.unsupported import UnsupportedByGradtrace
-from tests.engine.goldens import SNIPPETS
+from tests.engine.goldens import LONG_RUN_EVENTS, SNIPPETS
 
 RTOL, ATOL = 1e-5, 1e-6
 EXACT_FIELDS = ("repr", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "next_functions")
@@ -187,3 +187,16 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
         for field in ("values", "grad"):
             if f"{name}.{field}" not in skip:
                 _assert_close(got[field], want[field], f"{name}.{field}", near)
+
+
+def test_long_runs_and_only_they_are_flagged_long() -> None:
+    """The app's step-by-step oracles skip `long` snippets: a flag must not hide a short one,
+    and a new training loop at the event cap must say it is long."""
+    from engine.tracer import trace_snippet
+
+    wrong = [
+        s["slug"]
+        for s in SNIPPETS
+        if (len(trace_snippet(s["source"])["events"]) > LONG_RUN_EVENTS) != bool(s.get("long"))
+    ]
+    assert not wrong, f"flag long exactly the snippets past {LONG_RUN_EVENTS} events: {wrong}"

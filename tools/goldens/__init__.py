@@ -23,10 +23,15 @@ def collect(into: list[dict[str, Any]]):
         skip: tuple = (),
         why: str = "",
         near: dict | None = None,
+        long: bool = False,
     ):
         entry: dict[str, Any] = {"slug": slug, "source": textwrap.dedent(source).strip() + "\n"}
         if unsupported:
             entry["unsupported"] = True
+        if long:
+            # a training loop of thousands of steps: its trace reaches the event cap, so the
+            # app's step-by-step oracles leave it to the shorter snippets (tests/engine/goldens.py)
+            entry["long"] = True
         if near:
             # printed numbers may differ from PyTorch's within near["rtol"]/near["atol"], for
             # the reason near["why"]; everything else printed must match exactly

@@ -308,6 +308,7 @@ print(isinstance(y.grad_fn, torch.autograd.function.BackwardCFunction))
 y.sum().backward()
 print(x.grad)
 """,
+    long=True,
 )
 S(
     "autograd-function-non-tensor-args",

@@ -49,6 +49,7 @@ for t in range(2000):
         d.grad = None
 print(f"Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3")
 """,
+    long=True,
 )
 
 S(

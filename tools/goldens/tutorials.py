@@ -138,6 +138,7 @@ for t in range(2000):
 
 print(f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3')
 """,
+    long=True,
     near={
         "why": "torch.sin(x) in float32 is MKL's vector sin, which is not correctly rounded: "
         "about 5% of the 2000 values differ from numpy's in the last bit, and one printed loss "
@@ -204,6 +205,7 @@ for t in range(2000):
 
 print(f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3')
 """,
+    long=True,
     near={
         "why": "torch.sin(x) in float32 is MKL's vector sin, which is not correctly rounded: "
         "about 5% of the 2000 values differ from numpy's in the last bit, and one printed loss "
@@ -304,6 +306,7 @@ for t in range(2000):
 
 print(f'Result: y = {a.item()} + {b.item()} * P3({c.item()} + {d.item()} x)')
 """,
+    long=True,
     near={
         "why": "MKL's float32 sin (as for the cubic fit) and the order of matmul-free float32 "
         "sums in the custom backward: a and c end as noise near 1e-10, whose digits differ",
@@ -367,6 +370,7 @@ linear_layer = model[0]
 # For linear layer, its parameters are stored as `weight` and `bias`.
 print(f'Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} x + {linear_layer.weight[:, 1].item()} x^2 + {linear_layer.weight[:, 2].item()} x^3')
 """,
+    long=True,
     near={
         "why": "MKL's float32 sin for y, and x.unsqueeze(-1).pow(p) through MKL's vector pow: "
         "last-bit differences in the inputs move the printed losses in the 7th digit",
@@ -429,6 +433,7 @@ for t in range(2000):
 linear_layer = model[0]
 print(f'Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} x + {linear_layer.weight[:, 1].item()} x^2 + {linear_layer.weight[:, 2].item()} x^3')
 """,
+    long=True,
     near={
         "why": "RMSprop divides by sqrt(v), and PyTorch's float32 sqrt (MKL's vector sqrt) is "
         "not correctly rounded, numpy's is: at lr=1e-3 the steps keep oscillating around the "
@@ -501,4 +506,5 @@ for t in range(2000):
 
 print(f'Result: {model.string()}')
 """,
+    long=True,
 )

@@ -30,7 +30,7 @@ from app.render import graph, playback, steps
 from app.render.inspector import facts
 from engine import printing
 from tests.app.render.observed import MISSING, agrees, ended_steps, observed_run
-from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
+from tests.engine.goldens import STEPWISE as GOLDEN_SNIPPETS
 
 SNIPPETS = {s["slug"]: s["source"] for s in GOLDEN_SNIPPETS}
 SNIPPETS.update({f"example-{e.slug}": e.code for e in EXAMPLES})
