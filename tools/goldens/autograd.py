@@ -279,6 +279,7 @@ print(f'Result: y = {a.item():.6f} + {b.item()} * P3({c.item():.6f} + {d.item()}
 """.replace("TUTORIAL_STEPS", str(TUTORIAL_STEPS)),
     skip=("a.repr", "c.repr"),
     why="a and c end as float32 noise near 1e-10, whose digits depend on summation order",
+    long=True,
 )
 S(
     "autograd-function-node",
@@ -308,7 +309,6 @@ print(isinstance(y.grad_fn, torch.autograd.function.BackwardCFunction))
 y.sum().backward()
 print(x.grad)
 """,
-    long=True,
 )
 S(
     "autograd-function-non-tensor-args",
