@@ -27,6 +27,7 @@ class Known:
 
     value: Any
     holder: str | None = None
+    dtype: str | None = None  # when `w.data = other` changed the holder's dtype since it was made
 
 
 NONE = Known(None)
@@ -42,8 +43,11 @@ def history(trace: dict) -> dict[int, list[tuple[str, Known]]]:
     owners: dict[str, dict[str, None]] = {}  # .grad tensor → whose .grad it is (maybe several)
     alias: dict[str, str] = {}  # a detach()/.data copy → the tensor whose memory it shares
     reached: list[str] = []  # the running backward's tensors, leaves or not
+    dtype_now: dict[str, str] = {}  # a tensor whose `.data = …` gave it another dtype → that dtype
 
     def state(seq: int, tid: str, known: Known) -> None:
+        if known.holder in dtype_now:
+            known = Known(known.value, known.holder, dtype_now[known.holder])
         old = holder.pop(tid, None)
         if old is not None:
             owners[old].pop(tid, None)
@@ -65,6 +69,8 @@ def history(trace: dict) -> dict[int, list[tuple[str, Known]]]:
             source = event["inputs"][0]
             alias[event["tensor"]] = alias.get(source, source)
         elif kind in ("inplace", "write", "data_set") and event["value"] is not None:
+            if kind == "data_set" and event["source"] in tensors:
+                dtype_now[event["tensor"]] = tensors[event["source"]].get("dtype", "float32")
             # the changed tensor, and every other one sharing its memory (`aliases`)
             changed = {alias.get(event["tensor"], event["tensor"]): event["value"]}
             for shared in event.get("aliases", ()):

@@ -186,7 +186,7 @@ class _Facts:
     def _grad_text(self, state: grads.Known) -> str:
         if state.value is None:
             return "None"
-        dtype = self.tensors.get(state.holder, {}).get("dtype", "float32")
+        dtype = state.dtype or self.tensors.get(state.holder, {}).get("dtype", "float32")
         return printed(state.value, dtype)
 
     # ***** autograd nodes *****

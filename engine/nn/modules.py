@@ -357,9 +357,10 @@ class Module:
 
     def _cast(self, target) -> Module:
         # as PyTorch's _apply: `param.data = converted` (the same objects, a data_set in a
-        # trace), and the same for each gradient
+        # trace), and the same for each gradient, which goes first: a trace then never shows a
+        # converted parameter beside a gradient of the old dtype
         for t in [*self.parameters(), *self.buffers()]:
-            for held in (t, t._grad):
+            for held in (t._grad, t):
                 if held is not None and held._array.dtype.kind == "f":
                     held.data = Tensor._wrap(held._array.astype(target.np))
         return self

@@ -156,9 +156,22 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
     return bad
 
 
+# Snippets where the oracle reads a value before the trace is told of it: `w.data = t` swaps
+# the memory, then tells the tracer, and the oracle reads at the start of that event. The page
+# is right (the old dtype until the data_set step); the oracle is one event early.
+READ_BEFORE_TOLD = {
+    "mod-to-double-cpu": "Module.double() converts each .grad by `.data =`, dtype and all",
+}
+
+
 @pytest.mark.parametrize("slug", sorted(SNIPPETS))
 def test_no_label_states_a_grad_the_program_does_not_hold(slug):
-    assert falsehoods(SNIPPETS[slug]) == []
+    found = falsehoods(SNIPPETS[slug])
+    if slug in READ_BEFORE_TOLD:
+        assert found, f"{slug} no longer trips the oracle: take it off READ_BEFORE_TOLD"
+        assert all("dtype=" in line for line in found), found  # only the dtype, never values
+    else:
+        assert found == []
 
 
 def test_the_oracle_catches_a_false_label():
