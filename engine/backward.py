@@ -397,7 +397,7 @@ class _Graph(_Arrays):
         # PyTorch copies a first gradient into fresh memory (CopyBackwards, when g has a graph)
         # and adds later ones out of place (AddBackward0)
         if leaf._grad is None:
-            fresh = record.leaf(np.empty_like(leaf._array), False, "empty")
+            fresh = record.leaf(np.zeros_like(leaf._array), False, "zeros")
             leaf._grad = fresh.copy_(g)
         else:
             leaf._grad = leaf._grad + g

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import warnings
 from collections.abc import Callable
 from types import CodeType, ModuleType
+
+import numpy as np
 
 from engine import dtypes, grad_mode
 from engine import random as rng
@@ -80,6 +83,10 @@ def reset_engine_state() -> None:
     grad_mode.state.enabled = True
     dtypes.set_default_float(dtypes.float32)
     rng.default_generator.manual_seed(SEED)
+    # numpy's floating-point warnings ("divide by zero", "Mean of empty slice") are not
+    # PyTorch's, which returns inf and nan silently: a learner's stderr must not show them
+    np.seterr(all="ignore")
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"(numpy|engine)(\.|$)")
 
 
 def run_snippet(

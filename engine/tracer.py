@@ -698,7 +698,11 @@ class Tracer:
         stamp = node.trace_id
         if stamp is not None and stamp[0] == self._generation:
             return stamp[1]
-        return self._add_node(node, seq, [])
+        if isinstance(node, AccumulateGrad):
+            return self._add_node(node, seq, [])
+        # a node no op event made (a view's AsStridedBackward0, rebuilt after CopySlices): its
+        # inputs are not tensors the trace saw, but it still has one slot per next edge
+        return self._add_node(node, seq, [None] * len(node.next_functions))
 
     def _add_node(self, node: Node, seq: int, input_ids: list) -> str:
         self._node_count += 1

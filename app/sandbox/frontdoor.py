@@ -19,7 +19,7 @@ from engine.snippet import Importer
 # What tutorials import besides torch. Submodules of these are allowed when already loaded.
 ALLOWED = (
     "math", "random", "itertools", "functools", "operator", "collections", "dataclasses",
-    "typing", "contextlib", "re", "statistics", "warnings", "time", "numpy",
+    "typing", "contextlib", "re", "statistics", "warnings", "time", "numpy", "copy",
 )  # fmt: skip
 ALLOWED_SUBMODULES = ("collections.abc",)
 

@@ -19,6 +19,7 @@ LEARNER_IMPORTS = [
     "math",
     "random",
     "numpy",
+    "copy",  # copy.deepcopy(model.state_dict()): keeping the best weights
 ]
 REFUSED = ["os", "sys", "subprocess", "socket", "ctypes"]
 
