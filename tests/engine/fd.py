@@ -95,4 +95,7 @@ def note_checked(root) -> None:
             continue
         seen.add(id(node))
         CHECKED.add(type(node).__name__)
+        inner = getattr(node, "fn", None)  # CopySlices runs the in-place op's own node
+        if inner is not None:
+            CHECKED.add(type(inner).__name__)
         stack.extend(child for child, _ in node.next_functions)

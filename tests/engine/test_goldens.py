@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import re
 import warnings
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 import engine
 from engine.snippet import reset_engine_state, snippet_globals
 from engine.unsupported import UnsupportedByGradtrace
-from tests.engine.goldens import LONG_RUN_EVENTS, SNIPPETS
+from tests.engine.goldens import LONG_RUN_EVENTS, SNIPPETS, assert_printed, assert_text_near
 
 RTOL, ATOL = 1e-5, 1e-6
 EXACT_FIELDS = ("repr", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "next_functions")
@@ -121,28 +120,6 @@ def _assert_close(got: Any, want: Any, where: str, near: dict | None = None) -> 
     )
 
 
-PRINTED_NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
-
-
-def _assert_text_near(got: str, want: str, near: dict, where: str) -> None:
-    """The same text, its numbers within a known difference's tolerance (near["why"])."""
-    assert PRINTED_NUMBER.sub("#", got) == PRINTED_NUMBER.sub("#", want), where
-    np.testing.assert_allclose(
-        [float(n) for n in PRINTED_NUMBER.findall(got)],
-        [float(n) for n in PRINTED_NUMBER.findall(want)],
-        rtol=near["rtol"],
-        atol=near["atol"],
-        err_msg=where,
-    )
-
-
-def _assert_printed_near(got: str, want: str, near: dict) -> None:
-    """Printed output of a known difference: near, and still different (once the engine prints
-    PyTorch's digits, the flag must go)."""
-    _assert_text_near(got, want, near, "stdout")
-    assert got != want, "the engine now prints exactly what PyTorch does: drop `near`"
-
-
 def test_golden_file_is_broad() -> None:
     assert len(SNIPPETS) >= 150
 
@@ -166,10 +143,7 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
         ) from error
     got_error = None if error is None else [type(error).__name__, str(error)]
     assert got_error == want_error
-    if "near" in snippet:
-        _assert_printed_near(stdout, snippet["stdout"], snippet["near"])
-    else:
-        assert stdout == snippet["stdout"]
+    assert_printed(stdout, snippet)
 
     skip = set(snippet.get("skip", ()))
     near = snippet.get("near")
@@ -181,7 +155,7 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
             if f"{name}.{field}" in skip:
                 continue
             if field == "repr" and near:
-                _assert_text_near(got[field], want[field], near, f"{name}.{field}")
+                assert_text_near(got[field], want[field], near, f"{name}.{field}")
             else:
                 assert got[field] == want[field], f"{name}.{field}"
         for field in ("values", "grad"):

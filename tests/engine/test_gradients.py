@@ -24,6 +24,7 @@ from engine import nn
 from engine.nn import functional as F
 from tests.engine.fd import (
     check_gradients,
+    note_checked,
     param_leaf,
     weights,
 )
@@ -133,6 +134,7 @@ def test_to_float64_sends_a_float32_grad_back():
     x = torch.tensor(x32, requires_grad=True)
     y = x.to(torch.float64)
     assert y.grad_fn.name() == "ToCopyBackward0" and y.dtype == torch.float64
+    note_checked(y)  # against the exact derivative below: float32 rounding defeats differences
     w = weights((2, 3))
     (y.exp() * torch.tensor(w, dtype=torch.float64)).sum().backward()
     assert x.grad.dtype == torch.float32 and tuple(x.grad.shape) == (2, 3)
@@ -2009,3 +2011,15 @@ def test_nll_loss_backward_that_create_graph_records(reduction, data):
         return first
 
     check_gradients(second, grad_output, log_probs)
+
+
+@SETTINGS
+@given(x=arrays(SHAPES_1D_UP), v=arrays(()))
+def test_fill_with_a_tensor_sends_the_summed_grad_to_the_value(x, v):
+    # FillBackward3: y[0] = v with a 0-dim tensor v fills a view of y, so v gets its gradient
+    def op(x, v):
+        y = x * 1
+        y[0] = v
+        return y
+
+    check_gradients(op, x, v)

@@ -111,6 +111,8 @@ def test_an_attacker_finds_nothing_of_runs_beside_it_or_sent_with_it(roomy_sandb
     runs.append(roomy_sandbox.submit(code, client="victim-after"))
     victims |= tokens
     wait([long_run, attacker, *runs], timeout=180)
-    assert long_run.result()["outcome"]["status"] == "cpu_limit"
+    # stopped by a limit while the others ran: its CPU time, or first the memory its growing
+    # trace takes (which one depends on how fast this machine traces)
+    assert long_run.result()["outcome"]["status"] in ("cpu_limit", "memory_limit")
     assert all(run.result()["outcome"] == {"status": "ok"} for run in runs)
     check_hunt(attacker.result(), hunt, 204, victims)
