@@ -186,8 +186,9 @@ class _Facts:
     def _grad_text(self, state: grads.Known) -> str:
         if state.value is None:
             return "None"
-        dtype = state.dtype or self.tensors.get(state.holder, {}).get("dtype", "float32")
-        return printed(state.value, dtype)
+        holder = self.tensors.get(state.holder, {})
+        dtype = state.dtype or holder.get("dtype", "float32")
+        return printed(state.value, dtype, shape=holder.get("shape"))
 
     # ***** autograd nodes *****
 
@@ -321,7 +322,11 @@ _ADDRESS_NOTE = "where the object sits in memory: different on every run, so not
 
 
 def printed(
-    value: object, dtype: str, requires_grad: bool = False, grad_fn: str | None = None
+    value: object,
+    dtype: str,
+    requires_grad: bool = False,
+    grad_fn: str | None = None,
+    shape: list | None = None,
 ) -> str:
     """A traced value as print() shows the tensor: tensor(5.), tensor([1., 2.]),
     tensor(12., grad_fn=<MulBackward0>); a summary (over 64 values, which the trace does not
@@ -334,6 +339,8 @@ def printed(
         )
     try:
         array = np.array(_floats(value), dtype=np.float64)
+        if array.size == 0 and shape is not None:
+            array = array.reshape(shape)  # [] in JSON is any empty shape: (0, 3) prints its size
         return printing.tensor_repr(
             array, dtype, requires_grad=requires_grad and grad_fn is None, grad_fn=grad_fn
         )
