@@ -30,6 +30,7 @@ UNSEEN_WRITES: set[str] = {
     # torch.from_numpy(a) shares the snippet's own array: writes into `a` are not watched (the
     # tracer watches the arrays .numpy() hands out)
     "create-from-numpy-shares-memory",
+    "create-as-tensor",  # torch.as_tensor(a) shares a's memory the same way
     "create-numpy-shares-memory",
 }
 
