@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from engine import functions as fn
 from engine.grad_mode import state as grad_state
 from engine.ops.linalg import dot, matmul, mm, mv
+from engine.ops.scalars import checked, wrapped
 from engine.promotion import binary, cast_scalar, check_number
 from engine.record import apply
 from engine.tensor import Tensor, tensor_methods
@@ -16,25 +19,30 @@ class Arithmetic:
     """The operators, and their named twins (add, mul, pow, ...)."""
 
     def __add__(self, other):
-        return binary(fn.AddBackward0, self, other)
+        return binary(fn.AddBackward0, self, wrapped(self._array, other))
 
     __radd__ = __add__
 
     def add(self, other, *, alpha=1):
-        return binary(fn.AddBackward0, self, other, alpha=alpha)
+        checked(self._array, alpha)
+        return binary(fn.AddBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __sub__(self, other):
-        return binary(fn.SubBackward0, self, other)
+        refuse_bool_subtraction(self, other)
+        return binary(fn.SubBackward0, self, wrapped(self._array, other))
 
     def sub(self, other, *, alpha=1):
-        return binary(fn.SubBackward0, self, other, alpha=alpha)
+        refuse_bool_subtraction(self, other)
+        checked(self._array, alpha)
+        return binary(fn.SubBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __rsub__(self, other):
-        array, other = cast_scalar(self, other)
+        refuse_bool_subtraction(self, other)
+        array, other = cast_scalar(self, wrapped(self._array, other))
         return apply(fn.RsubBackward1, (self,), arrays=(array,), other=other)
 
     def __mul__(self, other):
-        return binary(fn.MulBackward0, self, other)
+        return binary(fn.MulBackward0, self, wrapped(self._array, other))
 
     __rmul__ = mul = __mul__
 
@@ -47,10 +55,11 @@ class Arithmetic:
         return self.reciprocal() * other
 
     def __mod__(self, other):
+        _no_integer_division_by_zero(self, other)
         if isinstance(other, Tensor):
             return binary(fn.RemainderBackward1, self, other)
         check_number(other, "%")
-        array, other = cast_scalar(self, other)
+        array, other = cast_scalar(self, wrapped(self._array, other))
         return apply(fn.RemainderBackward0, (self,), arrays=(array,), other=other)
 
     remainder = __mod__
@@ -61,7 +70,8 @@ class Arithmetic:
                 "floor division (//) of a tensor that requires grad is not supported by "
                 "gradtrace's engine (PyTorch has no derivative for it either)"
             )
-        return binary(fn.FloorDivide, self, other)
+        _no_integer_division_by_zero(self, other)
+        return binary(fn.FloorDivide, self, wrapped(self._array, other))
 
     floor_divide = __floordiv__
 
@@ -69,7 +79,7 @@ class Arithmetic:
         if isinstance(exponent, Tensor):
             return binary(fn.PowBackward1, self, exponent)
         check_number(exponent, "** or pow()")
-        array, exponent = cast_scalar(self, exponent)
+        array, exponent = cast_scalar(self, checked(self._array, exponent))
         if array.dtype.kind in "iu" and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
@@ -78,7 +88,7 @@ class Arithmetic:
 
     def __rpow__(self, base):
         check_number(base, "pow")
-        array, base = cast_scalar(self, base)
+        array, base = cast_scalar(self, wrapped(self._array, base))
         return apply(fn.PowBackward2, (self,), arrays=(array,), base=base)
 
     def __neg__(self):
@@ -110,6 +120,28 @@ class Arithmetic:
 
     def dot(self, other):
         return dot(self, other)
+
+
+def refuse_bool_subtraction(a: Tensor, b) -> None:
+    b_is_bool = type(b) is bool or (isinstance(b, Tensor) and b._array.dtype.kind == "b")
+    if a._array.dtype.kind == "b" and b_is_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if a._array.dtype.kind == "b" or b_is_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _no_integer_division_by_zero(a: Tensor, b) -> None:
+    """Integer // and % by zero fail in PyTorch (a float one gives inf or nan)."""
+    divisor = np.asarray(b._array if isinstance(b, Tensor) else b)
+    integers = a._array.dtype.kind in "iu" and divisor.dtype.kind in "iub"
+    if integers and np.any(divisor == 0):
+        raise RuntimeError("ZeroDivisionError")
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import dtypes
+from engine.ops.scalars import wrapped
 from engine.promotion import raw
 from engine.record import plain
 from engine.shape import broadcast_shapes, reduced_dims
@@ -16,7 +17,7 @@ class Comparison:
     """==, <, &, ~, equal(), allclose(), isclose(), isnan(), any(), all()."""
 
     def _compare(self, other, ufunc) -> Tensor:
-        other_array = other._array if isinstance(other, Tensor) else other
+        other_array = other._array if isinstance(other, Tensor) else wrapped(self._array, other)
         broadcast_shapes(self._array.shape, np.shape(other_array))
         return plain(ufunc(self._array, other_array), "compare")
 
@@ -46,10 +47,13 @@ class Comparison:
         return plain(~self._array, "logical_not")
 
     def __and__(self, other):
-        return plain(self._array & raw(other), "bitwise_and")
+        return plain(self._array & wrapped(self._array, raw(other)), "bitwise_and")
 
     def __or__(self, other):
-        return plain(self._array | raw(other), "bitwise_or")
+        return plain(self._array | wrapped(self._array, raw(other)), "bitwise_or")
+
+    def __xor__(self, other):
+        return plain(self._array ^ wrapped(self._array, raw(other)), "bitwise_xor")
 
     def equal(self, other) -> bool:
         return self.shape == other.shape and bool(np.array_equal(self._array, other._array))

@@ -12,6 +12,7 @@ from engine import tracing
 from engine.creation import tensor
 from engine.grad_mode import state as grad_state
 from engine.ops.linalg import c_name
+from engine.ops.scalars import checked
 from engine.promotion import check_number
 from engine.record import apply, apply_inplace, bump
 from engine.shape import broadcast_shapes, wrap_dim
@@ -131,7 +132,7 @@ def _masked_fill(t: Tensor, mask: Tensor, value, inplace: bool) -> Tensor:
         kwargs = {"mask": mask._array}
     elif isinstance(value, numbers.Number | np.number):
         node, inputs, arrays = fn.MaskedFillBackward0, (t,), (t._array,)
-        kwargs = {"mask": mask._array, "value": value}
+        kwargs = {"mask": mask._array, "value": checked(t._array, value)}
     else:
         raise TypeError(
             f"masked_fill() received an invalid combination of arguments - got (Tensor, "
@@ -267,7 +268,7 @@ def assign(t: Tensor, key, value) -> None:
         t._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
     )
     if not involved:
-        value_array = value._array if isinstance(value, Tensor) else value
+        value_array = value._array if isinstance(value, Tensor) else checked(t._array, value)
         if isinstance(key, Tensor):
             key = key._array
         elif isinstance(key, tuple):
@@ -305,6 +306,7 @@ def _copy_to(dst: Tensor, value) -> None:
     """PyTorch's setitem copy: fill_ for a 0-dim value, else copy_ of the value broadcast to dst."""
     if not isinstance(value, Tensor):
         check_number(value, "setitem")
+        checked(dst._array, value)
         if dst.ndim == 0:
             apply_inplace(
                 fn.CopyBackwards, dst, (dst, value), (dst._array, dst._array.dtype.type(value))
@@ -350,5 +352,5 @@ def _index_put(t: Tensor, parts: tuple, value) -> None:
         values = value._array.astype(t._array.dtype, copy=False)
     else:
         check_number(value, "setitem")
-        values = t._array.dtype.type(value)
+        values = t._array.dtype.type(checked(t._array, value))
     apply_inplace(fn.IndexPutBackward0, t, (t, value), (t._array, values), key=key)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from engine import dtypes
 from engine import functions as fn
 from engine.creation import tensor
+from engine.ops.arithmetic import refuse_bool_subtraction
+from engine.ops.scalars import checked, wrapped
 from engine.promotion import check_number, raw
 from engine.record import apply_inplace
 from engine.shape import broadcast_shapes
@@ -15,10 +18,11 @@ class InPlace:
     """Trailing-underscore methods, and the augmented operators (+=, ...) that call them."""
 
     def add_(self, other, *, alpha=1):
-        return inplace(fn.AddBackward0, self, other, alpha=alpha)
+        return inplace(fn.AddBackward0, self, other, alpha=checked(self._array, alpha))
 
     def sub_(self, other, *, alpha=1):
-        return inplace(fn.SubBackward0, self, other, alpha=alpha)
+        refuse_bool_subtraction(self, other)
+        return inplace(fn.SubBackward0, self, other, alpha=checked(self._array, alpha))
 
     def mul_(self, other):
         return inplace(fn.MulBackward0, self, other)
@@ -35,12 +39,13 @@ class InPlace:
         return inplace(fn.ZeroBackward0, self)
 
     def fill_(self, value):
-        return inplace(fn.FillBackward2, self, value=raw(value))
+        return inplace(fn.FillBackward2, self, value=checked(self._array, raw(value)))
 
     def copy_(self, src):
         return inplace(fn.CopyBackwards, self, src)
 
     def clamp_(self, min=None, max=None):
+        min, max = checked(self._array, min), checked(self._array, max)
         return inplace(fn.ClampBackward1, self, min=min, max=max)
 
     def neg_(self):
@@ -53,13 +58,16 @@ def inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
     if isinstance(other, list | tuple):
         other = tensor(other)
     if node_cls is fn.DivBackward0 and target._array.dtype.kind != "f":
-        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+        raise RuntimeError(
+            "result type Float can't be cast to the desired output type "
+            + dtypes.type_word(target.dtype)
+        )
     if isinstance(other, Tensor):
         broadcast_shapes(target._array.shape, other._array.shape)
         arrays = (target._array, other._array.astype(target._array.dtype, copy=False))
     elif other is not None:
         check_number(other, node_cls.__name__)
-        arrays = (target._array, target._array.dtype.type(other))
+        arrays = (target._array, target._array.dtype.type(wrapped(target._array, other)))
     else:
         arrays = (target._array,)
     inputs = (target, other) if operands else (target,)

@@ -8,6 +8,7 @@ import numpy as np
 from engine import dtypes, tracing
 from engine import functions as fn
 from engine.ops.inplace import inplace
+from engine.ops.scalars import checked
 from engine.promotion import binary, check_number, floating
 from engine.record import apply, apply_inplace
 from engine.shape import broadcast_shapes, wrap_dim
@@ -162,15 +163,16 @@ class Pointwise:
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        min, max = checked(self._array, min), checked(self._array, max)
         return apply(fn.ClampBackward1, (self,), min=min, max=max)
 
     clip = clamp
 
     def clamp_min(self, min):
-        return apply(fn.ClampMinBackward0, (self,), min=min)
+        return apply(fn.ClampMinBackward0, (self,), min=checked(self._array, min))
 
     def clamp_max(self, max):
-        return apply(fn.ClampMaxBackward0, (self,), max=max)
+        return apply(fn.ClampMaxBackward0, (self,), max=checked(self._array, max))
 
     def softmax(self, dim):
         dim = wrap_dim(dim, self.ndim)
@@ -243,7 +245,7 @@ class PointwiseInPlace:
         check_number(exponent, "pow_")
         if isinstance(exponent, float) and not self.is_floating_point():
             _float_result(self)
-        number = self._array.dtype.type(exponent)
+        number = self._array.dtype.type(checked(self._array, exponent))
         return apply_inplace(fn.PowBackward0, self, (self,), (self._array,), exponent=number)
 
     def lerp_(self, end, weight):

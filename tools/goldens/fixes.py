@@ -1,0 +1,111 @@
+"""The engine's last fidelity fixes (issue 9): Python integers past a small integer dtype's
+range, in-place activations, sort's and topk's signatures, saved attributes as PyTorch prints
+them, writes into views of graph tensors, and double backward."""
+
+from __future__ import annotations
+
+from tools.goldens import collect
+
+SNIPPETS: list[dict] = []
+S = collect(SNIPPETS)
+
+# ***** 1. Python integers that do not fit a small integer dtype *****
+
+S(
+    "fixes-int8-wraps-operand",
+    """
+import torch
+a = torch.tensor([1, 100, -100], dtype=torch.int8)
+print(a + 300, a - 300, a * 300, 300 + a, 300 - a, 300 * a, sep="\\n")
+print(a // 300, a % 300, a & 300, a | 300, a ^ 300, sep="\\n")
+print(torch.tensor([44], dtype=torch.int8) == 300, torch.tensor([44], dtype=torch.int8) < 300)
+u = torch.tensor([1, 200], dtype=torch.uint8)
+print(u + 300, u + (-1), u - 2, u + 256, sep="\\n")
+s = torch.tensor([1], dtype=torch.int16)
+print(s + 70000, s + 2**40, torch.tensor([1]) + 2**63, torch.tensor([1], dtype=torch.int8) + 2**63)
+print(torch.tensor([1], dtype=torch.int8) + 300.0, torch.tensor([1], dtype=torch.bool) + 300)
+for big in (2**64, -(2**63) - 1):
+    try:
+        a + big
+    except OverflowError as err:
+        print("OverflowError:", err)
+""",
+)
+S(
+    "fixes-int8-wraps-in-place",
+    """
+import torch
+for dtype in (torch.int8, torch.uint8, torch.int16):
+    t = torch.tensor([1, 2], dtype=dtype)
+    t += 300
+    print(t, t._version)
+    t -= 300
+    t *= 300
+    print(t)
+    t.add_(300)
+    t.sub_(700)
+    t.mul_(300)
+    print(t, t._version)
+    try:
+        t /= 300
+    except RuntimeError as err:
+        print(err)
+""",
+)
+S(
+    "fixes-int8-settings-must-fit",
+    """
+import torch
+a = torch.tensor([1, 2], dtype=torch.int8)
+attempts = {
+    "pow": lambda: a ** 128,
+    "pow_": lambda: a.clone().pow_(300),
+    "alpha": lambda: a.add(1, alpha=300),
+    "sub alpha": lambda: a.sub(1, alpha=300),
+    "fill_": lambda: a.clone().fill_(-129),
+    "clamp": lambda: a.clamp(max=300),
+    "clamp min": lambda: a.clamp(min=-300),
+    "clamp_": lambda: a.clone().clamp_(max=300),
+    "masked_fill": lambda: a.masked_fill(torch.tensor([True, False]), 300),
+    "uint8 fill_": lambda: torch.tensor([1], dtype=torch.uint8).fill_(256),
+    "int16 fill_": lambda: torch.tensor([1], dtype=torch.int16).fill_(2**15),
+    "int32 fill_": lambda: torch.tensor([1], dtype=torch.int32).fill_(2**40),
+}
+for name, attempt in attempts.items():
+    try:
+        print(name, attempt())
+    except RuntimeError as err:
+        print(name, "RuntimeError:", err)
+print(a ** 127, 300 ** torch.tensor([1], dtype=torch.int8), a.clamp(0, 127))
+print(torch.tensor([1], dtype=torch.uint8).fill_(-255), a.clone().fill_(-128))
+b = a.clone()
+try:
+    b[0] = 300
+except RuntimeError as err:
+    print("setitem RuntimeError:", err)
+b[1] = -128
+print(b)
+""",
+)
+S(
+    "fixes-integer-division-by-zero-and-bool-subtraction",
+    """
+import torch
+attempts = {
+    "// 0": lambda: torch.tensor([1]) // 0,
+    "% 0": lambda: torch.tensor([1]) % 0,
+    "// tensor 0": lambda: torch.tensor([1]) // torch.tensor([0]),
+    "- True": lambda: torch.tensor([1.0]) - True,
+    "sub(True)": lambda: torch.tensor([1]).sub(True),
+    "True -": lambda: True - torch.tensor([1]),
+    "- bool tensor": lambda: torch.tensor([1]) - torch.tensor([True]),
+    "bool - bool": lambda: torch.tensor([True]) - torch.tensor([True]),
+}
+for name, attempt in attempts.items():
+    try:
+        print(name, attempt())
+    except RuntimeError as err:
+        print(name, "RuntimeError:", err)
+print(torch.tensor([1.0]) // 0, torch.tensor([1]) // 0.0, torch.tensor([1]) + True)
+""",
+)
