@@ -76,6 +76,13 @@ __all__ = [
     "poisson_nll_loss",
     "gaussian_nll_loss",
     "multilabel_soft_margin_loss",
+    "relu_",
+    "leaky_relu_",
+    "elu_",
+    "selu_",
+    "celu_",
+    "hardtanh_",
+    "threshold_",
 ]
 
 
@@ -202,6 +209,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return apply(fn.ThresholdBackward0, (input,), threshold=threshold, value=value)
 
 
+_threshold = threshold  # for threshold_, whose first setting shadows the function's name
+
+
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _floating_kernel(input, "softshrink_check")
     largest = np.finfo(input._array.dtype).max
@@ -271,6 +281,37 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             shape[1] = weight.numel()
         weight = weight.reshape(shape)
     return apply(fn.PreluKernelBackward0, (input, weight))
+
+
+# the trailing-underscore twins PyTorch has: the same op with inplace=True
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _threshold(input, threshold, value, inplace=True)
 
 
 def _floating_kernel(input: Tensor, kernel: str) -> None:

@@ -878,11 +878,16 @@ class _Activation(Module):
         return self.function(input)
 
 
-class ReLU(_Activation):
-    function = staticmethod(F.relu)
-
+class ReLU(Module):
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(_Activation):

@@ -109,3 +109,79 @@ for name, attempt in attempts.items():
 print(torch.tensor([1.0]) // 0, torch.tensor([1]) // 0.0, torch.tensor([1]) + True)
 """,
 )
+
+# ***** 2. activations with inplace=True *****
+
+S(
+    "fixes-inplace-activation-modules",
+    """
+import torch
+from torch import nn
+torch.manual_seed(0)
+layers = [
+    nn.ReLU(inplace=True), nn.ReLU(), nn.LeakyReLU(0.1, inplace=True), nn.ELU(inplace=True),
+    nn.Hardtanh(inplace=True), nn.ReLU6(inplace=True), nn.SELU(inplace=True),
+    nn.Threshold(0.1, 20, inplace=True), nn.Dropout(0.5, inplace=True),
+]
+for layer in layers:
+    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = x * 2
+    z = layer(y)
+    nexts = [(type(f).__name__, nr) for f, nr in y.grad_fn.next_functions]
+    print(layer, z is y, y._version, y.grad_fn.name(), nexts)
+    z.sum().backward()
+    print(x.grad)
+    try:
+        layer(x)
+    except RuntimeError as err:
+        print(err)
+    with torch.no_grad():
+        w = torch.tensor([-1.0, 2.0], requires_grad=True)
+        layer(w)
+    print(w, w._version)
+""",
+)
+S(
+    "fixes-inplace-activation-functions",
+    """
+import torch
+import torch.nn.functional as F
+calls = {
+    "F.relu(y, inplace=True)": lambda y: F.relu(y, inplace=True),
+    "F.relu_": F.relu_,
+    "torch.relu_": torch.relu_,
+    "F.leaky_relu(y, 0.2, True)": lambda y: F.leaky_relu(y, 0.2, True),
+    "F.leaky_relu_": lambda y: F.leaky_relu_(y, 0.2),
+    "F.elu_": F.elu_,
+    "F.selu_": F.selu_,
+    "F.celu_": F.celu_,
+    "F.hardtanh_": F.hardtanh_,
+    "F.threshold_": lambda y: F.threshold_(y, 0.1, 20),
+    "dropout p=0": lambda y: F.dropout(y, 0.0, True, True),
+    "dropout eval": lambda y: F.dropout(y, 0.5, False, True),
+}
+for name, call in calls.items():
+    x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = x * 2
+    z = call(y)
+    nexts = [(type(f).__name__, nr) for f, nr in y.grad_fn.next_functions]
+    print(name, z is y, y._version, y.grad_fn.name(), nexts, z)
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+try:
+    F.relu(x[:2], inplace=True)
+except RuntimeError as err:
+    print(err)
+y = x * 1
+v = y[:2]
+F.relu(v, inplace=True)
+print(v.grad_fn.name(), y.grad_fn.name(), v._version, y._version)
+y.sum().backward()
+print(x.grad)
+y = x.sigmoid()
+F.relu(y, inplace=True)
+try:
+    y.sum().backward()
+except RuntimeError as err:
+    print(err)
+""",
+)
