@@ -145,7 +145,7 @@ class PowBackward1(Node):
         self.save(0, 1)
         if self.needs_input_grad[1]:
             self.save("result")
-        return a**b
+        return numerics.tensor_power_like_torch(a, b)
 
     def backward(self, grad):
         a, b, *result = self.saved_values()
@@ -300,7 +300,7 @@ class SinBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        return (grad * np.cos(a),)
+        return (grad * numerics.unary_like_torch(np.cos, a),)
 
     def backward_graph(self, grad):
         return (grad * _linked(self)[0].cos(),)
@@ -315,7 +315,7 @@ class CosBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        return (grad * -np.sin(a),)
+        return (grad * -numerics.unary_like_torch(np.sin, a),)
 
     def backward_graph(self, grad):
         return (grad * -_linked(self)[0].sin(),)
@@ -382,7 +382,7 @@ class SqrtBackward0(Node):
     def forward(self, a):
         self.save("result")
         with np.errstate(invalid="ignore"):
-            return np.sqrt(a)
+            return numerics.unary_like_torch(np.sqrt, a)
 
     def backward(self, grad):
         (result,) = self.saved_values()
@@ -2074,7 +2074,7 @@ class _OfSelf(Node):
     def forward(self, a):
         self.save(0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return self.function(a).astype(a.dtype, copy=False)
+            return numerics.vml_or_numpy(self.function, a).astype(a.dtype, copy=False)
 
     def backward(self, grad):
         (a,) = self.saved_values()
@@ -2091,7 +2091,7 @@ class _OfResult(_OfSelf):
     def forward(self, a):
         self.save("result")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return self.function(a).astype(a.dtype, copy=False)
+            return numerics.vml_or_numpy(self.function, a).astype(a.dtype, copy=False)
 
 
 def _rsqrt(a):

@@ -4,9 +4,10 @@ numpy and PyTorch round differently in a few places a lesson prints: a float32 s
 pairwise in blocks of 128, PyTorch in 8-lane vectors with a cascade of partial sums), `a + alpha *
 b`, lerp and linspace (PyTorch fuses the multiply-add into one rounding) and small matrix products
 (MKL's kernels). Each function here reproduces one PyTorch kernel on numpy arrays; everything else
-in the engine stays plain numpy. Where PyTorch calls MKL's vector math library (float32 sin, exp,
-log, tanh, sqrt, ...), whose last bit no formula here reproduces, unary_like_torch gets as near
-as measured; tools/measure_numerics.py counts what still differs.
+in the engine stays plain numpy. Where PyTorch calls MKL's vector math library (sin, exp, log,
+tanh, sqrt, ... of float32 and float64), whose last bit no formula reproduces, unary_like_torch
+calls the same library (engine/vml.py), or without it gets as near as a formula can;
+tools/measure_numerics.py counts what differs.
 
 The constants describe the machine the goldens were recorded on: PyTorch runs its sum kernel
 with AVX2 vectors even where AVX512 is available, and uses as many threads as there are cores."""
@@ -16,6 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from engine import vml
 
 VECTOR_BYTES = 32  # Vectorized<float> in PyTorch's AVX2 kernels: 8 floats, 4 doubles
 THREADS = 2  # torch.get_num_threads() on a 2-core machine: sums this long are split in two
@@ -434,9 +437,12 @@ def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def power_like_torch(base: np.ndarray, exponent):
     """tensor ** number: PyTorch multiplies out the cubes and inverse squares (Pow.cpp's
-    pow_tensor_scalar_optimized_kernel) where numpy would call pow(); the rest is numpy's.
+    pow_tensor_scalar_optimized_kernel) where numpy would call pow(), and takes ** 0.5 to its
+    sqrt kernel (MKL's, through unary_like_torch); the rest is numpy's.
     """
     if base.dtype.kind == "f":
+        if exponent == 0.5:
+            return unary_like_torch(np.sqrt, base)
         if exponent == 3:
             return base * base * base
         if exponent == -2:
@@ -447,17 +453,39 @@ def power_like_torch(base: np.ndarray, exponent):
     return base**exponent
 
 
+def tensor_power_like_torch(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """tensor ** tensor: PyTorch's vector pow (Sleef's, within one ulp, not MKL's) is nearest to
+    the float64 power rounded once: that gives 98% of random float32 powers PyTorch's bits, small
+    whole exponents too (numpy's float32 pow: 80-90%). Other dtypes go straight to numpy."""
+    if base.dtype != np.float32:
+        return base**exponent
+    with np.errstate(all="ignore"):
+        return (base.astype(np.float64) ** exponent.astype(np.float64)).astype(np.float32)
+
+
 def unary_like_torch(function, array: np.ndarray) -> np.ndarray:
-    """A float32 sin, cos, exp, log, tanh or pow the way PyTorch's are nearest to: in float64,
-    rounded once. PyTorch calls MKL's vector library (VML, high-accuracy mode), which is not
-    correctly rounded and whose last bit numpy cannot reproduce; tools/measure_numerics.py
-    counts the difference: numpy's float32 functions differ in 13-40% of random inputs, these
-    in 0.1-8%. Other dtypes go straight to numpy.
+    """A numpy function (np.sin, np.exp, np.sqrt, ...) of a float array, as PyTorch computes it.
+
+    Where PyTorch calls MKL's vector library (VML, see engine/vml.py), this calls it too and the
+    bits match. Otherwise, and wherever the library is missing, a float32 function runs in
+    float64 and is rounded once, which is what VML's high-accuracy mode is nearest to:
+    tools/measure_numerics.py counts the difference (numpy's float32 functions differ from
+    VML's in 13-40% of random inputs, these in 0.1-8%). Other dtypes go straight to numpy.
     """
+    computed = vml.compute(function, array)
+    if computed is not None:
+        return computed
     if array.dtype != np.float32:
         return function(array)
     with np.errstate(all="ignore"):
         return function(array.astype(np.float64)).astype(np.float32)
+
+
+def vml_or_numpy(function, array: np.ndarray) -> np.ndarray:
+    """function(array) through VML where PyTorch calls it (unary_like_torch), numpy's own
+    elsewhere: for functions whose numpy result is already what PyTorch's own code gives."""
+    computed = vml.compute(function, array)
+    return function(array) if computed is None else computed
 
 
 # ***** matrix products: MKL's sgemm, as PyTorch's CPU build calls it *****

@@ -10,7 +10,7 @@ from collections import defaultdict
 import numpy as np
 
 from engine.grad_mode import enable_grad, no_grad
-from engine.numerics import fma_add, fused_multiply_add, lerp
+from engine.numerics import fma_add, fused_multiply_add, lerp, unary_like_torch
 from engine.record import bump
 from engine.tensor import Tensor
 from engine.unsupported import missing_attribute
@@ -303,7 +303,7 @@ class Adam(Optimizer):
                 bias1 = 1 - beta1**step
                 bias2_sqrt = (1 - beta2**step) ** 0.5
                 step_size = group["lr"] / bias1
-                denom = np.sqrt(second) / kind(bias2_sqrt) + kind(group["eps"])
+                denom = unary_like_torch(np.sqrt, second) / kind(bias2_sqrt) + kind(group["eps"])
                 _update(p, p._array + kind(-step_size) * exp_avg / denom)
         return loss
 
@@ -426,9 +426,11 @@ class RMSprop(Optimizer):
                 if group["centered"]:
                     grad_avg = state["grad_avg"]._array
                     grad_avg[...] = lerp(grad_avg, grad, 1 - alpha)
-                    avg = np.sqrt(fused_multiply_add(kind(-1) * grad_avg, grad_avg, square_avg))
+                    avg = unary_like_torch(
+                        np.sqrt, fused_multiply_add(kind(-1) * grad_avg, grad_avg, square_avg)
+                    )
                 else:
-                    avg = np.sqrt(square_avg)
+                    avg = unary_like_torch(np.sqrt, square_avg)
                 avg = avg + kind(group["eps"])
                 if group["momentum"] > 0:
                     buf = state["momentum_buffer"]._array
@@ -504,7 +506,7 @@ class Adagrad(Optimizer):
                 decayed_lr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
                 total = state["sum"]._array
                 total[...] = fused_multiply_add(kind(1) * grad, grad, total)
-                std = np.sqrt(total) + kind(group["eps"])
+                std = unary_like_torch(np.sqrt, total) + kind(group["eps"])
                 _update(p, p._array + kind(-decayed_lr) * grad / std)
         return loss
 

@@ -2,10 +2,11 @@
 
 numpy and the engine import some modules and read some files only the first time a function
 runs (numpy.ma, the engine's torch_surface.json, the timezone, the source lines warnings
-quote). In a child those first times would meet Landlock and fail, so the zygote gets them done
-here: a sweep calls every public function and Tensor method, and every function of the numpy
-face, with a handful of argument shapes, differentiates what comes out and prints it; then a
-few ordinary snippets go through the same path a child's run takes.
+quote, and MKL's vector math library with the CPU-specific parts it opens at its first call).
+In a child those first times would meet Landlock and fail, so the zygote gets them done here:
+a sweep calls every public function and Tensor method, and every function of the numpy face,
+with a handful of argument shapes, differentiates what comes out and prints it; then a few
+ordinary snippets go through the same path a child's run takes.
 tests/app/sandbox/test_engine_ops.py checks in hardened children that nothing was missed.
 """
 
@@ -23,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 import engine
+from engine import vml
 from engine.nn import functional
 from engine.snippet import Importer, reset_engine_state
 
@@ -73,6 +75,7 @@ print(f"{1.5:.3f} {10**30} {'é'} {[1.0, float('nan')]}")
 
 def warm(importer: Importer, run: Callable[[str], object]) -> None:
     """Sweep the engine and the numpy face, then run SNIPPETS with `run(code)`."""
+    vml.warm()  # every function and dtype, whether or not the sweep's inputs reach it
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):

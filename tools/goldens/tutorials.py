@@ -139,13 +139,6 @@ for t in range(2000):
 print(f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3')
 """,
     long=True,
-    near={
-        "why": "torch.sin(x) in float32 is MKL's vector sin, which is not correctly rounded: "
-        "about 5% of the 2000 values differ from numpy's in the last bit, and one printed loss "
-        "in the 7th digit with them",
-        "rtol": 1e-6,
-        "atol": 0,
-    },
 )
 
 S(
@@ -206,13 +199,6 @@ for t in range(2000):
 print(f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3')
 """,
     long=True,
-    near={
-        "why": "torch.sin(x) in float32 is MKL's vector sin, which is not correctly rounded: "
-        "about 5% of the 2000 values differ from numpy's in the last bit, and one printed loss "
-        "in the 7th digit with them",
-        "rtol": 1e-6,
-        "atol": 0,
-    },
 )
 
 S(
@@ -307,12 +293,6 @@ for t in range(2000):
 print(f'Result: y = {a.item()} + {b.item()} * P3({c.item()} + {d.item()} x)')
 """,
     long=True,
-    near={
-        "why": "MKL's float32 sin (as for the cubic fit) and the order of matmul-free float32 "
-        "sums in the custom backward: a and c end as noise near 1e-10, whose digits differ",
-        "rtol": 1e-6,
-        "atol": 1e-9,
-    },
 )
 
 S(
@@ -371,12 +351,6 @@ linear_layer = model[0]
 print(f'Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} x + {linear_layer.weight[:, 1].item()} x^2 + {linear_layer.weight[:, 2].item()} x^3')
 """,
     long=True,
-    near={
-        "why": "MKL's float32 sin for y, and x.unsqueeze(-1).pow(p) through MKL's vector pow: "
-        "last-bit differences in the inputs move the printed losses in the 7th digit",
-        "rtol": 2e-6,
-        "atol": 0,
-    },
 )
 
 S(
@@ -434,14 +408,6 @@ linear_layer = model[0]
 print(f'Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} x + {linear_layer.weight[:, 1].item()} x^2 + {linear_layer.weight[:, 2].item()} x^3')
 """,
     long=True,
-    near={
-        "why": "RMSprop divides by sqrt(v), and PyTorch's float32 sqrt (MKL's vector sqrt) is "
-        "not correctly rounded, numpy's is: at lr=1e-3 the steps keep oscillating around the "
-        "optimum, and the one-ulp differences grow: by the end the loss differs in the third "
-        "digit and the fitted curve by up to 0.04 at the ends of the range",
-        "rtol": 5e-2,
-        "atol": 5e-2,
-    },
 )
 
 S(
