@@ -117,6 +117,8 @@ class _Checker:
         _expect(type(trace) is dict and set(trace) == TOP_KEYS, "top-level keys")
         _expect(trace["version"] == 1 and type(trace["version"]) is int, "version")
         trace["code"] = _text(trace["code"], caps.code, "code")
+        # the renderer's lines of the code (splitlines breaks at more than \n, never at fewer)
+        self.code_lines = len(trace["code"].splitlines())
         for key in ("stdout", "stderr"):
             trace[key] = _text(trace[key], caps.output, key)
         tensors, nodes, events = trace["tensors"], trace["nodes"], trace["events"]
@@ -134,8 +136,10 @@ class _Checker:
             self.ref(nodes, record["grad_fn"], record["created"])
         for record in nodes.values():
             self.node_refs(record)
+        self.made_by_ops: set[str] = set()  # the nodes op and inplace events name as theirs
         for seq, event in enumerate(events):
             self.event(event, seq)
+        self.no_phantom_nodes()
         self.outcome(trace["outcome"])
         limits = trace["limits"]
         _expect(type(limits) is dict and set(limits) == {"truncated", "max_events"}, "limits")
@@ -167,9 +171,12 @@ class _Checker:
         # an AccumulateGrad stands for a leaf (its `variable`) and is the end of the graph
         accumulate = record["name"].endswith(ACCUMULATE)
         _expect(accumulate == ("variable" in record), "node variable")
-        _expect(not accumulate or not record["next"], "AccumulateGrad next")
+        if accumulate:
+            _expect(not any(record[k] for k in ("inputs", "outputs", "next", "saved")), "leaf node")
         # `next` says where each input slot's gradient goes: one entry per slot
         _expect(accumulate or len(record["next"]) == len(record["inputs"]), "node next")
+        # a node met in backward was made by no op, so it is the grad_fn of no tensor it names
+        _expect(not _discovered(record) or not record["outputs"], "node met in backward outputs")
         self.created(record)
 
     def node_refs(self, record: dict) -> None:
@@ -183,33 +190,48 @@ class _Checker:
         for ref in record["saved"]:
             if ref != "result":
                 self.ref(self.tensors, ref, created)
+        # what a node saved is one of its inputs or its result (never some other tensor)
+        inputs = set(record["inputs"])
+        _expect(all(s == "result" or s in inputs for s in record["saved"]), "node saved")
         for pair in record["next"]:
             _expect(type(pair) is list and len(pair) == 2 and _count(pair[1]), "node next")
             target = pair[0]
             self.ref(self.nodes, target, created)
-            # a node made by the same op as this one can only be a leaf's new AccumulateGrad
-            # (so drawing a node never has to draw a chain of others first); nodes the tracer
-            # only met during backward (no input it saw: a view's rebuilt AsStridedBackward0)
-            # may lead to others met with them
             if target is not None and self.nodes[target]["created"] == created:
-                other = self.nodes[target]
-                _expect(
-                    "variable" in other or _discovered(other) or _discovered(record),
-                    "node next made with it",
-                )
+                self.made_with(record, self.nodes[target])
+
+    def made_with(self, record: dict, target: dict) -> None:
+        """An edge between two nodes made at the same event. That can only be a node leading to
+        a leaf's new AccumulateGrad, or an op's node to one the tracer first met with it (a
+        view's AsStridedBackward0 rebuilt after CopySlices), which leads only to older nodes or
+        AccumulateGrad. So the graph has no cycle, and drawing a node draws at most two others
+        first (the renderer does that recursively)."""
+        if "variable" in target:
+            return
+        _expect(_discovered(target), "node next made with it")
+        _expect(not _discovered(record), "node met in backward next made with it")
 
     def created(self, record: dict) -> None:
         created = record["created"]
         _expect(_count(created) and created < self.count, "created")
 
+    def no_phantom_nodes(self) -> None:
+        """Every node is an op's, a leaf's AccumulateGrad, or one met in backward: the graph
+        draws no grad_fn that nothing in the snippet made."""
+        for nid, record in self.nodes.items():
+            made = nid in self.made_by_ops or "variable" in record or _discovered(record)
+            _expect(made, "node no op made")
+
     # ***** events *****
 
     def event(self, event, seq: int) -> None:
-        _expect(type(event) is dict and event.get("seq") == seq, "event seq")
+        # an int, not just equal to one: 0.0 == 0, and the renderer indexes lists with it
+        _expect(type(event) is dict and type(event.get("seq")) is int, "event seq")
+        _expect(event["seq"] == seq, "event seq")
         kind = event.get("kind")
         _expect(type(kind) is str and kind in EVENT_KINDS, "event kind")
         _expect("span" in event, "event span")
-        _span(event["span"])
+        self.span(event["span"])
         getattr(self, f"event_{kind}")(event, seq)
 
     def event_tensor(self, event: dict, seq: int) -> None:
@@ -361,16 +383,19 @@ class _Checker:
         _expect(set(event) == fields | {"seq", "kind", "span"}, f"{event['kind']} keys")
 
     def recorded(self, event: dict, seq: int) -> None:
-        """An op's grad_fn: a node of its own (never a leaf's AccumulateGrad), with a slot for
-        each of the op's inputs; or None."""
+        """An op's grad_fn: a node of its own made with it (never a leaf's AccumulateGrad),
+        whose inputs and outputs are the op's (so it cannot pass for one met in backward,
+        which has no outputs); or None."""
         node = event["node"]
         self.ref(self.nodes, node, seq)
         if node is not None:
             record = self.nodes[node]
             _expect("variable" not in record, "op node")
-            _expect(len(record["next"]) == len(event["inputs"]), "op node slots")
+            _expect(record["created"] == seq, "op node made by another event")
+            _expect(record["inputs"] == event["inputs"], "op node inputs")
             made = event["outputs"] if event["kind"] == "op" else [event["tensor"]]
             _expect(record["outputs"] == made, "op node outputs")
+            self.made_by_ops.add(node)
 
     def sources(self, sources, seq: int) -> None:
         self.items(sources, "sources")
@@ -402,11 +427,18 @@ class _Checker:
         if outcome["status"] == statuses.ERROR:
             _expect("type" in outcome and "message" in outcome, "error outcome")
         if "span" in outcome:
-            _span(outcome["span"])
+            self.span(outcome["span"])
+
+    def span(self, span) -> None:
+        """None, or [line, col, end_line, end_col] on lines of the code (1-based, in order)."""
+        if span is not None:
+            _expect(type(span) is list and len(span) == 4 and all(map(_count, span)), "span")
+            _expect(1 <= span[0] <= span[2] <= self.code_lines, "span outside the code")
 
 
 def _discovered(record: dict) -> bool:
-    """A node no op event made (its inputs are no tensors the trace saw)."""
+    """A node the tracer first met in backward or as another's next: no op event made it, so
+    it has a slot per edge but none of its inputs is a tensor the trace saw."""
     return bool(record["inputs"]) and all(i is None for i in record["inputs"])
 
 
@@ -482,11 +514,6 @@ def _safe(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
-
-
-def _span(span) -> None:
-    if span is not None:
-        _expect(type(span) is list and len(span) == 4 and all(map(_count, span)), "span")
 
 
 def _count(value) -> bool:

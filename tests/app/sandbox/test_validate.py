@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from app.render import narrate, render
 from app.sandbox import SandboxSettings, validate
 from engine.tracer import DEFAULT_MAX_EVENTS, trace_snippet
+from tests.engine.goldens import BY_SLUG
 from tests.timing import cpu_seconds
 
 SNIPPETS = [
@@ -58,6 +59,8 @@ w.grad = torch.ones(2)
 (w * w).sum().backward()
 del w.grad
 """,
+    # a view's AsStridedBackward0, rebuilt after CopySlices, that no op event made
+    BY_SLUG["shape-inplace-view-then-use-view"]["source"],
     """import torch
 x = torch.zeros(2, 2)
 v = x[0]
@@ -172,12 +175,124 @@ def _alias_events(trace: dict) -> dict[str, dict]:
     ],
 )
 def test_alias_changes_are_checked_strictly(traces, kind, break_it):
-    trace = copy.deepcopy(traces[5])
+    trace = copy.deepcopy(traces[6])
     events = _alias_events(trace)
     assert set(events) == {"inplace", "data_set", "write"} and "aliases" in events["inplace"]
     validate.check(copy.deepcopy(trace))
     break_it(events[kind])
     with pytest.raises(validate.Malformed):
+        validate.check(trace)
+
+
+# ***** nodes the tracer first met in backward (no op made them) *****
+# In SNIPPETS[5], g = f * 3 after f.exp_() records n5 (MulBackward0), whose first edge goes to
+# n6: f's AsStridedBackward0, rebuilt after CopySlices and first met there (inputs [None]).
+
+
+def _met_in_backward(next_pairs: list, created: int = 4) -> dict:
+    return {
+        "name": "AsStridedBackward0", "inputs": [None] * len(next_pairs), "outputs": [],
+        "next": next_pairs, "saved": [], "formula": "", "created": created,
+    }  # fmt: skip
+
+
+def _rebuilt_view_trace(traces) -> dict:
+    trace = copy.deepcopy(traces[5])
+    nodes = trace["nodes"]
+    assert nodes["n6"] == _met_in_backward([["n4", 0]]) | {"formula": nodes["n6"]["formula"]}
+    assert nodes["n5"]["next"][0] == ["n6", 0] and nodes["n5"]["created"] == 4
+    return trace
+
+
+def test_a_node_met_in_backward_passes_and_renders(traces):
+    trace = _rebuilt_view_trace(traces)
+    validate.check(trace)
+    render(trace)
+
+
+def _chain(trace: dict) -> None:
+    """n5 → 3,000 nodes met in backward, each made at n5's event → n4: drawn recursively, that
+    overflowed the renderer's stack (every view of the page failed)."""
+    trace["nodes"]["n5"]["next"][0][0] = "n100"
+    for i in range(3000):
+        trace["nodes"][f"n{100 + i}"] = _met_in_backward([[f"n{101 + i}", 0]])
+    trace["nodes"]["n3099"]["next"] = [["n4", 0]]
+
+
+def _cycle(trace: dict) -> None:
+    trace["nodes"]["n6"]["next"] = [["n8", 0]]
+    trace["nodes"]["n8"] = _met_in_backward([["n6", 0]])
+
+
+def _phantom(trace: dict) -> None:
+    """A MulBackward0 of x no op made, drawn in the graph as if the snippet had."""
+    trace["nodes"]["n9"] = {
+        "name": "MulBackward0", "inputs": ["t1", None], "outputs": ["t3"],
+        "next": [["n2", 0], [None, 0]], "saved": ["t1"], "formula": "", "created": 4,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "forge, reason",
+    [
+        (_chain, "node met in backward next made with it"),
+        (_cycle, "node met in backward next made with it"),
+        (lambda t: t["nodes"]["n6"].update(next=[["n6", 0]]), "met in backward next"),  # a loop
+        # back to the op's node made with it: a cycle n5 → n6 → n5
+        (lambda t: t["nodes"]["n6"].update(next=[["n5", 0]]), "node next made with it"),
+        # the op's node leading to another op-like node made at its event
+        (lambda t: t["nodes"]["n5"]["next"][0].__setitem__(0, "n5"), "node next made with it"),
+        # claiming to be f's grad_fn: the inspector would say "grad_fn of f"
+        (lambda t: t["nodes"]["n6"].update(outputs=["t3"]), "met in backward outputs"),
+        # saving a tensor that is none of its inputs (drawn as a saved box of x)
+        (lambda t: t["nodes"]["n6"].update(saved=["t1"]), "node saved"),
+        (lambda t: t["nodes"]["n5"].update(saved=["t2"]), "node saved"),
+        # an op's node with other inputs than the op: a false graph and narration
+        (lambda t: t["nodes"]["n5"].update(inputs=["t2", None]), "op node inputs"),
+        # an op's node passing for one met in backward (and so free to lead to any node)
+        (lambda t: _disguise_op_node(t), "met in backward outputs"),
+        (_phantom, "node no op made"),
+        (lambda t: t["nodes"]["n2"].update(inputs=["t1"]), "leaf node"),  # an AccumulateGrad
+        (lambda t: t["nodes"]["n2"].update(saved=["result"]), "leaf node"),
+    ],
+)
+def test_a_forged_node_met_in_backward_is_refused(traces, forge, reason):
+    trace = _rebuilt_view_trace(traces)
+    forge(trace)
+    with pytest.raises(validate.Malformed, match=reason):
+        validate.check(trace)
+
+
+def _disguise_op_node(trace: dict) -> None:
+    op = next(e for e in trace["events"] if e.get("node") == "n5")
+    op["inputs"] = trace["nodes"]["n5"]["inputs"] = [None, None]
+
+
+@pytest.mark.parametrize("seq", [-0.0, 0.0, True])
+def test_an_event_seq_is_an_int(traces, seq):
+    """Found by the property test below: seq -0.0 equals 0, and rendering indexed with it."""
+    trace = copy.deepcopy(traces[2])
+    trace["events"][0]["seq"] = seq
+    with pytest.raises(validate.Malformed, match="event seq"):
+        validate.check(trace)
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda t: t.update(code=""),  # the narration quoted a line of it: IndexError
+        lambda t: t["events"][-1].update(span=[99, 0, 99, 4]),
+        lambda t: t["events"][-1].update(span=[0, 0, 1, 4]),  # lines count from 1
+        lambda t: t["events"][-1].update(span=[3, 0, 2, 4]),  # ends before it starts
+        lambda t: t["outcome"].update(span=[99, 0, 99, 4]),
+    ],
+)
+def test_a_span_is_on_lines_of_the_code(traces, forge):
+    trace = copy.deepcopy(traces[6])  # w.data = ...: its narration quotes the line
+    assert trace["events"][-1]["span"] is not None
+    validate.check(copy.deepcopy(trace))
+    forge(trace)
+    with pytest.raises(validate.Malformed, match="span outside the code"):
         validate.check(trace)
 
 
