@@ -187,7 +187,7 @@ def test_a_traced_backward_that_runs_program_code_is_recorded():
 
 def test_the_tutorials_custom_function_runs_its_full_2000_steps():
     """The tutorial as written; its printed losses match PyTorch's while float32 sums agree."""
-    golden = BY_SLUG["autograd-function-legendre-tutorial"]
+    golden = BY_SLUG["tutorial-examples-custom-function"]
     source = golden["source"].replace("range(400)", "range(2000)")
     printed = []
     run_snippet(source, print_function=lambda *args: printed.append(args))
