@@ -132,11 +132,13 @@ class _Checker:
         for nid, record in nodes.items():
             _expect(type(nid) is str and NODE_ID.fullmatch(nid) is not None, "node id")
             self.node(record)
+        self.made_by_ops: set[str] = set()  # the nodes op and inplace events name as theirs
+        self.named_at_birth: set[str] = set()  # nodes something names at the event made them
         for record in tensors.values():
             self.ref(nodes, record["grad_fn"], record["created"])
+            self.introduced(record["grad_fn"], record["created"])
         for record in nodes.values():
             self.node_refs(record)
-        self.made_by_ops: set[str] = set()  # the nodes op and inplace events name as theirs
         for seq, event in enumerate(events):
             self.event(event, seq)
         self.no_phantom_nodes()
@@ -199,6 +201,7 @@ class _Checker:
             self.ref(self.nodes, target, created)
             if target is not None and self.nodes[target]["created"] == created:
                 self.made_with(record, self.nodes[target])
+                self.named_at_birth.add(target)
 
     def made_with(self, record: dict, target: dict) -> None:
         """An edge between two nodes made at the same event. That can only be a node leading to
@@ -215,12 +218,19 @@ class _Checker:
         created = record["created"]
         _expect(_count(created) and created < self.count, "created")
 
+    def introduced(self, nid, seq: int) -> None:
+        """`nid` is named at event `seq`: if that is where it was made, it did not come from
+        nowhere (the tracer makes a node only when an event, node or tensor names it)."""
+        if nid is not None and self.nodes[nid]["created"] == seq:
+            self.named_at_birth.add(nid)
+
     def no_phantom_nodes(self) -> None:
-        """Every node is an op's, a leaf's AccumulateGrad, or one met in backward: the graph
-        draws no grad_fn that nothing in the snippet made."""
+        """Every node is an op's, a leaf's AccumulateGrad, or one met in backward, and was named
+        where it was made: the graph draws no grad_fn that nothing in the snippet made."""
         for nid, record in self.nodes.items():
             made = nid in self.made_by_ops or "variable" in record or _discovered(record)
             _expect(made, "node no op made")
+            _expect(nid in self.named_at_birth, "node nothing named where it was made")
 
     # ***** events *****
 
@@ -316,6 +326,7 @@ class _Checker:
     def event_node_backward(self, event: dict, seq: int) -> None:
         self.keys(event, {"node", "grad_outputs", "grad_inputs", "sources"})
         self.ref(self.nodes, event["node"], seq, optional=False)
+        self.introduced(event["node"], seq)
         record = self.nodes[event["node"]]
         _expect("variable" not in record, "node_backward of an AccumulateGrad")
         for key in ("grad_outputs", "grad_inputs"):
@@ -334,6 +345,7 @@ class _Checker:
         self.ref(self.tensors, event["tensor"], seq, optional=False)
         self.ref(self.tensors, event["grad_tensor"], seq, optional=False)
         self.ref(self.nodes, event["node"], seq, optional=False)
+        self.introduced(event["node"], seq)
         _expect(self.nodes[event["node"]].get("variable") == event["tensor"], "accumulate node")
         _value(event["contribution"], "contribution")
         _value(event["grad"], "accumulated grad")
@@ -342,6 +354,8 @@ class _Checker:
     def event_free(self, event: dict, seq: int) -> None:
         self.keys(event, {"nodes"})
         self.refs(self.nodes, event["nodes"], seq, "freed nodes", optional=False)
+        for nid in event["nodes"]:
+            self.introduced(nid, seq)
         # only nodes that saved something are freed, and an AccumulateGrad saves nothing
         _expect(all("variable" not in self.nodes[n] for n in event["nodes"]), "freed nodes")
 
@@ -396,12 +410,14 @@ class _Checker:
             made = event["outputs"] if event["kind"] == "op" else [event["tensor"]]
             _expect(record["outputs"] == made, "op node outputs")
             self.made_by_ops.add(node)
+            self.named_at_birth.add(node)
 
     def sources(self, sources, seq: int) -> None:
         self.items(sources, "sources")
         for source in sources:
             _expect(type(source) is dict and set(source) == {"from", "grad"}, "source")
             self.ref(self.nodes, source["from"], seq)
+            self.introduced(source["from"], seq)
             _value(source["grad"], "source grad")
 
     def items(self, value, what: str) -> None:

@@ -252,6 +252,10 @@ def _phantom(trace: dict) -> None:
         # an op's node passing for one met in backward (and so free to lead to any node)
         (lambda t: _disguise_op_node(t), "met in backward outputs"),
         (_phantom, "node no op made"),
+        # shaped like one met in backward (or a leaf's AccumulateGrad), but nothing names it
+        # where it was made: the tracer makes a node only when an event, node or tensor does
+        (lambda t: t["nodes"].update(n9=_met_in_backward([["n4", 0]], created=7)), "nothing"),
+        (lambda t: t["nodes"].update(n9=dict(t["nodes"]["n2"], created=7)), "nothing named"),
         (lambda t: t["nodes"]["n2"].update(inputs=["t1"]), "leaf node"),  # an AccumulateGrad
         (lambda t: t["nodes"]["n2"].update(saved=["result"]), "leaf node"),
     ],
