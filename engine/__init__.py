@@ -171,6 +171,7 @@ _METHODS = [
     "logsumexp",
     "topk",
     "sort",
+    "argsort",
     "amax",
     "amin",
     "any",
@@ -247,6 +248,7 @@ _METHODS = [
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name
+globals().update(ops.reductions.FUNCTIONS)  # torch.sort, max, ... parse their own signatures
 
 
 def get_default_dtype() -> dtype:

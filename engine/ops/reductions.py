@@ -10,14 +10,13 @@ import numpy as np
 from engine import dtypes
 from engine import functions as fn
 from engine.ops.arithmetic import maximum, minimum
+from engine.ops.overloads import Overloads
 from engine.promotion import floating
 from engine.record import apply, plain
 from engine.return_types import ReturnTypes
 from engine.shape import reduced_dims, wrap_dim
 from engine.tensor import Tensor, tensor_methods
 from engine.unsupported import UnsupportedByGradtrace
-
-_UNSET = object()  # sort's stable= left out: PyTorch tells the overloads apart by it
 
 
 @tensor_methods
@@ -89,15 +88,11 @@ class Reductions:
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.CumprodBackward0, (self,), arrays=_cast(self, dtype), dim=dim)
 
-    def max(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return maximum(self, dim)
-        return _extreme(self, dim, keepdim, fn.MaxBackward1, fn.MaxBackward0, "max")
+    def max(self, *args, **kwargs):
+        return _max_or_min("max", self, *_TENSOR_MAX.bind(args, kwargs))
 
-    def min(self, dim=None, keepdim=False):
-        if isinstance(dim, Tensor):
-            return minimum(self, dim)
-        return _extreme(self, dim, keepdim, fn.MinBackward1, fn.MinBackward0, "min")
+    def min(self, *args, **kwargs):
+        return _max_or_min("min", self, *_TENSOR_MIN.bind(args, kwargs))
 
     def amax(self, dim=(), keepdim=False):
         return _amax_amin(fn.AmaxBackward0, self, dim, keepdim)
@@ -111,23 +106,143 @@ class Reductions:
     def argmin(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmin, self, dim, keepdim)
 
-    def sort(self, dim=-1, descending=False, *, stable=_UNSET):
-        dim = wrap_dim(dim, self.ndim)
-        # always stable: equal values keep their order, which PyTorch's CPU sort also does
-        order = _order(self._array, dim, descending)
-        node = fn.SortBackward0 if stable is _UNSET else fn.SortBackward1  # the stable= overload
-        values = apply(node, (self,), indices=order, dim=dim)
-        return ReturnTypes["sort"](values, plain(order, "indices"))
+    def sort(self, *args, **kwargs):
+        overload, bound = _TENSOR_SORT.bind(args, kwargs)
+        return _sort(self, overload, **bound)
 
-    def topk(self, k, dim=-1, largest=True, sorted=True):
-        dim = wrap_dim(dim, self.ndim)
-        size = self._array.shape[dim] if self.ndim else 1
-        if not 0 <= k <= size:
-            raise RuntimeError("selected index k out of range")
-        order = _order(self._array, dim, largest)
-        order = np.take(order, range(k), axis=dim) if self.ndim else order
-        values = apply(fn.TopkBackward0, (self,), indices=order, dim=dim)
-        return ReturnTypes["topk"](values, plain(order, "indices"))
+    def argsort(self, *args, **kwargs):
+        _, bound = _TENSOR_ARGSORT.bind(args, kwargs)
+        return _argsort(self, bound["dim"], bound["descending"])
+
+    def topk(self, *args, **kwargs):
+        _, bound = _TENSOR_TOPK.bind(args, kwargs)
+        return _topk(self, **bound)
+
+
+# the signatures PyTorch parses these with: a Tensor method's, then torch.<name>'s
+_TENSOR_SORT, _SORT = (
+    Overloads(
+        "sort",
+        f"({first}*, bool? stable, int dim = -1, bool descending = False{out})",
+        f"({first}int dim = -1, bool descending = False{star_out})",
+    )
+    for first, out, star_out in (
+        ("", "", ""),
+        ("Tensor input, ", ", tuple of Tensors out = None", ", *, tuple of Tensors out = None"),
+    )
+)
+_TENSOR_ARGSORT, _ARGSORT = (
+    Overloads(
+        "argsort",
+        f"({first}*, bool? stable, int dim = -1, bool descending = False{out})",
+        f"({first}int dim = -1, bool descending = False)",
+    )
+    for first, out in (("", ""), ("Tensor input, ", ", Tensor out = None"))
+)
+_TENSOR_TOPK = Overloads("topk", "(int k, int dim = -1, bool largest = True, bool sorted = True)")
+_TOPK = Overloads(
+    "topk",
+    "(Tensor input, int k, int dim = -1, bool largest = True, bool sorted = True, *, "
+    "tuple of Tensors out = None)",
+)
+_TENSOR_MAX, _TENSOR_MIN = (
+    Overloads(name, "()", "(Tensor other)", "(int dim, bool keepdim = False)")
+    for name in ("max", "min")
+)
+_MAX, _MIN = (
+    Overloads(
+        name,
+        "(Tensor input, *, Tensor out = None)",
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    )
+    for name in ("max", "min")
+)
+
+
+# torch.sort(x, ...) and friends parse their own signatures (an input first, and out=), so
+# engine/__init__.py takes these instead of the method twins
+
+
+def _torch_sort(*args, **kwargs):
+    overload, bound = _SORT.bind(args, kwargs)
+    return _sort(_input(bound, "sort"), overload, **bound)
+
+
+def _torch_argsort(*args, **kwargs):
+    _, bound = _ARGSORT.bind(args, kwargs)
+    return _argsort(_input(bound, "argsort"), bound["dim"], bound["descending"])
+
+
+def _torch_topk(*args, **kwargs):
+    _, bound = _TOPK.bind(args, kwargs)
+    return _topk(_input(bound, "topk"), **bound)
+
+
+def _torch_max(*args, **kwargs):
+    overload, bound = _MAX.bind(args, kwargs)
+    return _max_or_min("max", _input(bound, "max"), overload, bound)
+
+
+def _torch_min(*args, **kwargs):
+    overload, bound = _MIN.bind(args, kwargs)
+    return _max_or_min("min", _input(bound, "min"), overload, bound)
+
+
+FUNCTIONS = {
+    "sort": _torch_sort,
+    "argsort": _torch_argsort,
+    "topk": _torch_topk,
+    "max": _torch_max,
+    "min": _torch_min,
+}
+for _name, _function in FUNCTIONS.items():
+    _function.__name__ = _function.__qualname__ = _name
+
+
+def _input(bound: dict, name: str) -> Tensor:
+    """Take the input (and an out=, which the engine does not fill) from bound arguments."""
+    if bound.pop("out", None) is not None:
+        raise UnsupportedByGradtrace(
+            f"torch.{name}(..., out=...) is not supported by gradtrace's engine: "
+            "use the returned tensors"
+        )
+    return bound.pop("input")
+
+
+def _sort(t: Tensor, overload: int, dim=-1, descending=False, stable=None):
+    dim = wrap_dim(dim, t.ndim)
+    # always stable: equal values keep their order, which PyTorch's CPU sort also does
+    order = _order(t._array, dim, descending)
+    node = fn.SortBackward1 if overload == 0 else fn.SortBackward0  # the stable= overload is 1
+    values = apply(node, (t,), indices=order, dim=dim)
+    return ReturnTypes["sort"](values, plain(order, "indices"))
+
+
+def _argsort(t: Tensor, dim: int, descending: bool) -> Tensor:
+    return plain(_order(t._array, wrap_dim(dim, t.ndim), descending), "argsort")
+
+
+def _topk(t: Tensor, k, dim=-1, largest=True, sorted=True):
+    dim = wrap_dim(dim, t.ndim)
+    size = t._array.shape[dim] if t.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    order = _order(t._array, dim, largest)
+    order = np.take(order, range(k), axis=dim) if t.ndim else order
+    values = apply(fn.TopkBackward0, (t,), indices=order, dim=dim)
+    return ReturnTypes["topk"](values, plain(order, "indices"))
+
+
+def _max_or_min(name: str, t: Tensor, overload: int, bound: dict):
+    """max() of everything (overload 0), max(other) elementwise (1), max(dim, keepdim) (2)."""
+    if overload == 1:
+        return (maximum if name == "max" else minimum)(t, bound["other"])
+    if name == "max":
+        whole, along = fn.MaxBackward1, fn.MaxBackward0
+    else:
+        whole, along = fn.MinBackward1, fn.MinBackward0
+    return _extreme(t, bound.get("dim"), bound.get("keepdim", False), whole, along, name)
 
 
 def _cast(t: Tensor, dtype) -> tuple:

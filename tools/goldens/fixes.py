@@ -185,3 +185,64 @@ except RuntimeError as err:
     print(err)
 """,
 )
+
+# ***** 3. sort, argsort, topk, max and min: PyTorch's signatures *****
+
+S(
+    "fixes-sort-signatures",
+    """
+import torch
+x = torch.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 4.0, 5.0]], requires_grad=True)
+calls = [
+    "x.sort(0, True)", "torch.sort(x, 0, True)", "x.sort(dim=0, descending=True)",
+    "x.sort(stable=True)", "x.sort(stable=None)", "x.sort(stable=True, descending=True)",
+    "torch.sort(x, stable=True, dim=0)", "torch.sort(input=x)", "x.sort(1, True, stable=True)",
+    "x.argsort(0, True)", "torch.argsort(x, 0, True)", "x.argsort(stable=True)",
+    "torch.argsort(x, stable=True, descending=True)", "x.argsort(dim=0, descending=True)",
+    # mistakes: descending given where dim goes, stable given by position
+    "torch.sort(x, True)", "x.sort(True)", "x.sort(1, True, True)", "x.sort(-1, True, stable=True)",
+    "torch.sort(x, -1, False, True)", "x.sort(1, stable=False)", "x.sort(0, 1)",
+    "x.sort(dim=1, dim2=0)", "x.sort(stable=True, foo=1)", "x.sort(0, True, False, False)",
+    "torch.argsort(x, True)", "x.argsort(True)", "x.argsort(0, True, True)", "x.argsort(1, 2)",
+    "torch.argsort(x, 1, 2)", "torch.sort(x, 1, True, True, True, True)",
+]
+for call in calls:
+    try:
+        result = eval(call)
+        if isinstance(result, tuple):
+            print(call, result.values, result.indices, result.values.grad_fn.name())
+        else:
+            print(call, result)
+    except TypeError as err:
+        print(call, "TypeError:", err)
+""",
+)
+S(
+    "fixes-topk-max-min-signatures",
+    """
+import torch
+x = torch.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 4.0, 5.0]], requires_grad=True)
+calls = [
+    "torch.topk(x, 2)", "torch.topk(x, 2, 0, False)", "torch.topk(x, 2, 1, True, False)",
+    "x.topk(2, 0, False)", "x.topk(2, largest=False)", "x.topk(k=2, dim=0)",
+    "torch.max(x, 1)", "torch.max(x, 1, True)", "x.max(1, True)", "x.max(dim=1, keepdim=True)",
+    "x.min(0, True)", "torch.min(x, 0, True)", "torch.max(input=x, dim=0)", "x.max(other=x)",
+    "torch.max(x, torch.zeros(4))", "x.max(torch.tensor(1))", "x.min()",
+    # mistakes
+    "x.topk(2, 0, 1)", "torch.topk(x, 2, 0, 1)", "x.topk(2, foo=1)", "x.topk(2.0)", "x.topk()",
+    "x.topk(True)", "torch.topk(x, True)", "x.topk(2, 1, True, True, True)", "x.topk(2, sorted=1)",
+    "x.max(True)", "x.max(1, 1)", "x.max(1.0)", "x.max(dim=1.0)", "x.max(1, True, True)",
+    "torch.max(x, 1, 1)", "x.max(keepdim=True)", "torch.max(x, True)", "torch.min(x, 1.0)",
+    "x.max(1, dim=1)", "x.sort(5)", "x.max(2)",
+]
+for call in calls:
+    try:
+        result = eval(call)
+        if isinstance(result, tuple):
+            print(call, result.values, result.indices, result.values.grad_fn.name())
+        else:
+            print(call, result)
+    except (TypeError, IndexError, RuntimeError) as err:
+        print(call, type(err).__name__, err)
+""",
+)
