@@ -183,10 +183,10 @@ print(x.grad)
 
 # ***** custom autograd Functions *****
 
-# The tutorial's LegendrePolynomial3 runs as written, 2000 steps with its digits compared
-# within a tolerance, in tools/goldens/tutorials.py. Here: the same Function for a few steps on
-# an exact grid, every digit compared, the graph it makes inside a training step and its saved
-# input; short, so the app's step-by-step oracles walk it (they skip the long tutorial).
+# The tutorial's LegendrePolynomial3 runs as written, 2000 steps, in tools/goldens/tutorials.py.
+# Here: the same Function for a few steps on a small grid, the graph it makes inside a training
+# step and its saved input; short, so the app's step-by-step oracles walk it (they skip the
+# long tutorial).
 S(
     "autograd-function-legendre-steps",
     """

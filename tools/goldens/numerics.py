@@ -13,18 +13,18 @@ SNIPPETS: list = []
 S = collect(SNIPPETS)
 
 # The cubic fit of sin(x) from PyTorch's tutorial "Learning PyTorch with Examples" runs as
-# written in tools/goldens/tutorials.py, where MKL's float32 sin makes its digits differ within
-# a tolerance. Here the fit's float32 sums, linspace and in-place steps must agree to the last
-# bit over all 2000 steps, so the target is on a grid where sin's last bit does not show.
+# written (float32) in tools/goldens/tutorials.py. Here the same fit in float64, which no
+# tutorial covers: its sums, linspace, sin and in-place steps must agree to the last bit over
+# all 2000 steps, and the gradients too.
 S(
-    "numerics-cubic-fit-exact",
+    "numerics-cubic-fit-float64",
     """
 import math
 import torch
 
-x = torch.linspace(-math.pi, math.pi, 2000)
-target = torch.round(torch.sin(x) * 4096) / 4096
-coefficients = [torch.randn((), requires_grad=True) for _ in range(4)]
+x = torch.linspace(-math.pi, math.pi, 2000, dtype=torch.float64)
+target = torch.sin(x)
+coefficients = [torch.randn((), dtype=torch.float64, requires_grad=True) for _ in range(4)]
 for step in range(2000):
     a, b, c, d = coefficients
     loss = (a + b * x + c * x ** 2 + d * x ** 3 - target).pow(2).sum()
