@@ -29,13 +29,10 @@ def apply(node_cls: type[Node], inputs: tuple, arrays: tuple | None = None, **kw
     node = node_cls()
     record = False
     if grad_state.enabled:
-        for t in inputs:
-            if isinstance(t, Tensor) and t._requires_grad:
-                record = True
-                node.needs_input_grad = tuple(
-                    [isinstance(t, Tensor) and t._requires_grad for t in inputs]
-                )
-                break
+        needs = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
+        if True in needs:
+            record = True
+            node.needs_input_grad = tuple(needs)
     if arrays is None:
         arrays = [t._array if isinstance(t, Tensor) else t for t in inputs]
     result = node.forward(*arrays, **kwargs)
@@ -64,7 +61,7 @@ def _link(node: Node, inputs: tuple, arrays, outs: tuple) -> None:
             edges.append(edge(t))
             kinds.append(t._array.dtype)
         else:
-            edges.append((None, 0))
+            edges.append(NO_EDGE)
             kinds.append(None)
         shapes.append(a.shape if type(a) is np.ndarray else getattr(a, "shape", ()))
     node.next_functions = tuple(edges)
@@ -76,10 +73,13 @@ def _link(node: Node, inputs: tuple, arrays, outs: tuple) -> None:
         out.grad_fn = node
 
 
+NO_EDGE = (None, 0)  # an input no gradient flows to: a number, or a tensor with no history
+
+
 def edge(t) -> tuple:
     """Where a gradient for this input goes: its grad_fn, its AccumulateGrad, or nowhere."""
     if not isinstance(t, Tensor):
-        return (None, 0)
+        return NO_EDGE
     if t.grad_fn is not None:
         if t._base is not None and t._base.grad_fn is not None:
             refresh_view(t)  # its base may have changed in place since the view was made
@@ -88,7 +88,7 @@ def edge(t) -> tuple:
         if t._accumulator is None:
             t._accumulator = AccumulateGrad(t)
         return (t._accumulator, 0)
-    return (None, 0)
+    return NO_EDGE
 
 
 def _saved(node: Node, what, inputs, arrays, out: Tensor) -> SavedTensor:
@@ -136,9 +136,8 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
     does it: the base's grad_fn becomes a CopySlices wrapping the op, and the view's an
     AsStridedBackward0 reading its part of the new base.
     """
-    recording = grad_state.enabled and any(
-        isinstance(t, Tensor) and t._requires_grad for t in inputs
-    )
+    needs = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
+    recording = grad_state.enabled and True in needs
     base = target._base
     if grad_state.enabled and base is not None:
         _check_view_write(target, base, recording)
@@ -151,7 +150,7 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
     base_before = edge(base) if recording and base is not None else None
     node = node_cls()
     if recording:
-        node.needs_input_grad = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+        node.needs_input_grad = tuple(needs)
         if base is not None:
             # the view's old values count as needing a gradient whenever the base has history
             node.needs_input_grad = (base_before[0] is not None, *node.needs_input_grad[1:])
@@ -174,10 +173,12 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
     target._version_counter.value += 1
     if recording:
         edges = [edge(t) for t in inputs]
-        edges[0] = before if before[0] is not None else (None, 0)
+        edges[0] = before if before[0] is not None else NO_EDGE
         node.next_functions = tuple(edges)
-        node.input_shapes = tuple(getattr(a, "shape", ()) for a in arrays)
-        node.input_dtypes = tuple(t._array.dtype if isinstance(t, Tensor) else None for t in inputs)
+        node.input_shapes = tuple([getattr(a, "shape", ()) for a in arrays])
+        node.input_dtypes = tuple(
+            [t._array.dtype if isinstance(t, Tensor) else None for t in inputs]
+        )
         node.saved = [
             SavedTensor(arrays[w], None, None)
             if w != "result"
