@@ -2563,7 +2563,7 @@ class EluBackward0(Node):
 
     formula = "grad_self = grad * scale where self > 0, else grad * scale * alpha * exp(self)"
 
-    def forward(self, a, alpha, scale=1.0, input_scale=1.0):
+    def forward(self, a, alpha, scale=1, input_scale=1):
         self.alpha, self.scale, self.input_scale = alpha, scale, input_scale
         self.save(0)
         return self.elu(a)
@@ -2587,7 +2587,7 @@ class EluBackward1(EluBackward0):
 
     formula = "grad_self = grad * scale where result > 0, else grad * (result + alpha * scale)"
 
-    def forward(self, a, alpha, scale=1.0, input_scale=1.0):
+    def forward(self, a, alpha, scale=1, input_scale=1):
         self.alpha, self.scale, self.input_scale = alpha, scale, input_scale
         self.save("result")
         return self.elu(a)

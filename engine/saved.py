@@ -9,6 +9,10 @@ derivative computed from them can be differentiated again.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from engine.graph import AccumulateGrad, Node
 from engine.tensor import Tensor
 
@@ -51,23 +55,114 @@ RESULT_NAMES = {"ScaledDotProductFlashAttentionForCpuBackward0": "output"}
 # Numbers a node keeps as attributes, under PyTorch's names for them.
 NUMBERS = {"_saved_alpha": "alpha", "_saved_exponent": "exponent", "_saved_keepdim": "keepdim"}
 
+# The settings PyTorch's nodes keep (grad_fn._saved_min, ...), by node; each is the node's
+# attribute of that name unless RENAMED says otherwise.
+SETTINGS = {
+    "PowBackward2": ("self",),
+    "RsubBackward1": ("alpha",),
+    "ClampBackward1": ("min", "max"),
+    "ClampMinBackward0": ("min",),
+    "ClampMaxBackward0": ("max",),
+    "LeakyReluBackward0": ("negative_slope",),
+    "LeakyReluBackward1": ("negative_slope",),
+    "EluBackward0": ("alpha", "scale", "input_scale"),
+    "EluBackward1": ("alpha", "scale", "input_scale"),
+    "CeluBackward0": ("alpha",),
+    "CeluBackward1": ("alpha",),
+    "HardtanhBackward0": ("min_val", "max_val"),
+    "SoftplusBackward0": ("beta", "threshold"),
+    "GeluBackward0": ("approximate",),
+    "ThresholdBackward0": ("threshold",),
+    "ThresholdBackward1": ("threshold",),
+    "SoftshrinkBackward0": ("lambd",),
+    "HardshrinkBackward0": ("lambd",),
+    "MseLossBackward0": ("reduction",),
+    "SmoothL1LossBackward0": ("beta", "reduction"),
+    "HuberLossBackward0": ("delta", "reduction"),
+    "AddcmulBackward0": ("value",),
+    "AddcdivBackward0": ("value",),
+}
+RENAMED = {
+    ("PowBackward2", "self"): "base",
+    ("ClampBackward1", "min"): "low",
+    ("ClampBackward1", "max"): "high",
+    ("ClampMinBackward0", "min"): "low",
+    ("ClampMaxBackward0", "max"): "high",
+}
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # PyTorch keeps the enum's number
+
+# Nodes whose input sizes PyTorch keeps (`_saved_self_sym_sizes`), and the mean's count
+_SIZES = {
+    "SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ViewBackward0",
+    "ExpandBackward0", "SqueezeBackward0", "SelectBackward0", "SliceBackward0",
+    "IndexBackward0", "MaxBackward0", "MinBackward0", "TopkBackward0", "SortBackward0",
+    "SortBackward1", "RepeatBackward0", "SplitBackward0", "IndexSelectBackward0",
+}  # fmt: skip
+
+# Nodes that save an input only when the other needs a gradient: the one left unsaved reads
+# as None, as in PyTorch (`(x * 3).grad_fn._saved_self`)
+_SAVED_WHEN_NEEDED = {"MulBackward0", "DivBackward0"}
+
 
 def input_names(node_name: str) -> tuple[str, ...]:
     return INPUT_NAMES.get(node_name, ("self", "other"))
 
 
+def remember_written(out: Tensor, **numbers) -> Tensor:
+    """Keep on out's node the Python numbers as the learner wrote them (3, not float32(3.0)):
+    PyTorch shows a Scalar setting as written (`(x ** 3).grad_fn._saved_exponent` is 3)."""
+    if out.grad_fn is not None:
+        out.grad_fn.written = numbers
+    return out
+
+
 def attribute(node: Node, name: str):
     """node._saved_<name>: a saved tensor (freed after backward), or a number the node keeps."""
-    if name in NUMBERS and NUMBERS[name] in vars(node):
-        value = vars(node)[NUMBERS[name]]
-        return value.item() if hasattr(value, "item") else value
+    own = vars(node)
     wanted = name.removeprefix("_saved_")
+    written = own.get("written", {})
+    if wanted in written and (name in NUMBERS or wanted in SETTINGS.get(node.name(), ())):
+        return written[wanted]
+    if name in NUMBERS and NUMBERS[name] in own:
+        value = own[NUMBERS[name]]
+        return value.item() if hasattr(value, "item") else value
+    if wanted in SETTINGS.get(node.name(), ()):
+        return _setting(node, wanted)
+    if wanted == "self_sym_sizes" and node.name() in _SIZES:
+        return tuple(node.input_shapes[0])
+    if wanted == "self_sym_numel" and node.name() in ("MeanBackward0", "MeanBackward1"):
+        return math.prod(node.input_shapes[0])
     what = "result" if wanted == RESULT_NAMES.get(node.name(), "result") else None
     if what is None and wanted in input_names(node.name()):
         what = input_names(node.name()).index(wanted)
     if what is not None and what in node.to_save:
-        return as_tensors(node)[what]
+        return _scalar_operand(node, what, as_tensors(node)[what])
+    if what is not None and node.name() in _SAVED_WHEN_NEEDED:
+        return None
     raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+
+
+def _setting(node: Node, wanted: str):
+    value = vars(node).get(RENAMED.get((node.name(), wanted), wanted), _DEFAULTS.get(wanted))
+    if wanted == "reduction":
+        return _REDUCTIONS[value]
+    return value.item() if hasattr(value, "item") else value
+
+
+# what a node that never stores a setting keeps for it (3 - x: RsubBackward1's alpha is 1)
+_DEFAULTS = {"alpha": 1}
+
+
+def _scalar_operand(node: Node, what, value):
+    """A Python number in a tensor's slot (x * 3): PyTorch saved it as a 0-dim tensor of the
+    number as written (tensor(3), an int64), not in the other operand's dtype."""
+    if what == "result" or node.input_dtypes[what] is not None:
+        return value
+    names = input_names(node.name())
+    number = vars(node).get("written", {}).get(names[what], value)
+    if hasattr(number, "item"):
+        number = number.item()
+    return Tensor._wrap(np.array(number))
 
 
 def as_tensors(node: Node) -> dict:

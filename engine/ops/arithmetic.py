@@ -10,6 +10,7 @@ from engine.ops.linalg import dot, matmul, mm, mv
 from engine.ops.scalars import checked, wrapped
 from engine.promotion import binary, cast_scalar, check_number
 from engine.record import apply
+from engine.saved import remember_written
 from engine.tensor import Tensor, tensor_methods
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -42,12 +43,13 @@ class Arithmetic:
         return apply(fn.RsubBackward1, (self,), arrays=(array,), other=other)
 
     def __mul__(self, other):
-        return binary(fn.MulBackward0, self, wrapped(self._array, other))
+        out = binary(fn.MulBackward0, self, wrapped(self._array, other))
+        return _as_written(out, other=other)
 
     __rmul__ = mul = __mul__
 
     def __truediv__(self, other):
-        return binary(fn.DivBackward0, self, other, floating=True)
+        return _as_written(binary(fn.DivBackward0, self, other, floating=True), other=other)
 
     div = __truediv__
 
@@ -79,17 +81,21 @@ class Arithmetic:
         if isinstance(exponent, Tensor):
             return binary(fn.PowBackward1, self, exponent)
         check_number(exponent, "** or pow()")
+        written = exponent
         array, exponent = cast_scalar(self, checked(self._array, exponent))
         if array.dtype.kind in "iu" and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
+        out = apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
+        return remember_written(out, exponent=written)
 
     pow = __pow__
 
     def __rpow__(self, base):
         check_number(base, "pow")
+        written = base
         array, base = cast_scalar(self, wrapped(self._array, base))
-        return apply(fn.PowBackward2, (self,), arrays=(array,), base=base)
+        out = apply(fn.PowBackward2, (self,), arrays=(array,), base=base)
+        return remember_written(out, self=written)
 
     def __neg__(self):
         return apply(fn.NegBackward0, (self,))
@@ -120,6 +126,11 @@ class Arithmetic:
 
     def dot(self, other):
         return dot(self, other)
+
+
+def _as_written(out: Tensor, other) -> Tensor:
+    """x * 3: the node keeps 3 as written, for grad_fn._saved_other (a tensor operand needs not)."""
+    return out if isinstance(other, Tensor) else remember_written(out, other=other)
 
 
 def refuse_bool_subtraction(a: Tensor, b) -> None:

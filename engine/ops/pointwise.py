@@ -11,6 +11,7 @@ from engine.ops.inplace import inplace
 from engine.ops.scalars import checked
 from engine.promotion import binary, check_number, floating
 from engine.record import apply, apply_inplace
+from engine.saved import remember_written
 from engine.shape import broadcast_shapes, wrap_dim
 from engine.tensor import Tensor, tensor_methods
 
@@ -246,7 +247,8 @@ class PointwiseInPlace:
         if isinstance(exponent, float) and not self.is_floating_point():
             _float_result(self)
         number = self._array.dtype.type(checked(self._array, exponent))
-        return apply_inplace(fn.PowBackward0, self, (self,), (self._array,), exponent=number)
+        out = apply_inplace(fn.PowBackward0, self, (self,), (self._array,), exponent=number)
+        return remember_written(out, exponent=exponent)
 
     def lerp_(self, end, weight):
         node, inputs, arrays, weight = _lerp_operands(self, end, weight)

@@ -246,3 +246,79 @@ for call in calls:
         print(call, type(err).__name__, err)
 """,
 )
+
+# ***** 4. what a node saved, as PyTorch prints it *****
+
+S(
+    "fixes-saved-settings",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+w = torch.tensor([[0.5, 1.5], [2.0, -1.0]])
+ops = {
+    "x ** 3": (x ** 3, ["exponent"]),
+    "x ** 2.5": (x ** 2.5, ["exponent"]),
+    "x.pow(-1)": (x.pow(-1), ["exponent"]),
+    "x.clone().pow_(2)": (x.clone().pow_(2), ["exponent"]),
+    "2 ** x": (2 ** x, ["self"]),
+    "2.5 ** x": (2.5 ** x, ["self"]),
+    "x * 3": (x * 3, ["other", "self"]),
+    "x * 2.5": (x * 2.5, ["other", "self"]),
+    "3 * x": (3 * x, ["other", "self"]),
+    "x * True": (x * True, ["other"]),
+    "x * w": (x * w, ["self"]),
+    "x / 3": (x / 3, ["other", "self"]),
+    "x / w": (x / w, ["self"]),
+    "3 / x": (3 / x, ["other"]),
+    "x + 3": (x + 3, ["alpha"]),
+    "x.add(w, alpha=2)": (x.add(w, alpha=2), ["alpha"]),
+    "x.sub(w, alpha=0.5)": (x.sub(w, alpha=0.5), ["alpha"]),
+    "3 - x": (3 - x, ["alpha"]),
+    "x.clamp(-1, 1)": (x.clamp(-1, 1), ["min", "max"]),
+    "x.clamp(-1.0, 1.5)": (x.clamp(-1.0, 1.5), ["min", "max"]),
+    "x.clamp(min=0)": (x.clamp(min=0), ["min", "max"]),
+    "x.clamp_min(0)": (x.clamp_min(0), ["min"]),
+    "x.clamp_max(1)": (x.clamp_max(1), ["max"]),
+    "leaky_relu 0.2": (F.leaky_relu(x, 0.2), ["negative_slope"]),
+    "leaky_relu": (F.leaky_relu(x), ["negative_slope"]),
+    "leaky_relu 1": (F.leaky_relu(x, 1), ["negative_slope"]),
+    "elu": (F.elu(x), ["alpha", "scale", "input_scale"]),
+    "elu 0.5": (F.elu(x, 0.5), ["alpha", "scale", "input_scale"]),
+    "selu": (F.selu(x), ["alpha", "scale", "input_scale"]),
+    "celu": (F.celu(x, 0.5), ["alpha"]),
+    "hardtanh": (F.hardtanh(x), ["min_val", "max_val"]),
+    "relu6": (F.relu6(x), ["min_val", "max_val"]),
+    "softplus": (F.softplus(x), ["beta", "threshold"]),
+    "softplus 2 10": (F.softplus(x, 2, 10), ["beta", "threshold"]),
+    "gelu": (F.gelu(x), ["approximate"]),
+    "gelu tanh": (F.gelu(x, approximate="tanh"), ["approximate"]),
+    "threshold": (F.threshold(x, 0.1, 20), ["threshold"]),
+    "softshrink": (F.softshrink(x, 0.3), ["lambd"]),
+    "mse": (F.mse_loss(x, w), ["reduction"]),
+    "mse sum": (F.mse_loss(x, w, reduction="sum"), ["reduction"]),
+    "mse none": (F.mse_loss(x, w, reduction="none"), ["reduction"]),
+    "smooth_l1": (F.smooth_l1_loss(x, w), ["beta", "reduction"]),
+    "huber": (F.huber_loss(x, w, delta=0.5), ["delta", "reduction"]),
+    "addcmul": (x.addcmul(x, w, value=0.5), ["value"]),
+    "x.sum()": (x.sum(), ["self_sym_sizes"]),
+    "x.sum(0)": (x.sum(0), ["keepdim", "self_sym_sizes"]),
+    "x.mean(1, True)": (x.mean(1, True), ["keepdim", "self_sym_numel", "self_sym_sizes"]),
+    "x.view(4)": (x.view(4), ["self_sym_sizes"]),
+    "x.expand(3, 2, 2)": (x.expand(3, 2, 2), ["self_sym_sizes"]),
+    "x[0]": (x[0], ["self_sym_sizes"]),
+    "x.max(0)": (x.max(0).values, ["keepdim", "self_sym_sizes"]),
+}
+for name, (y, attributes) in ops.items():
+    shown = []
+    for attribute in attributes:
+        value = getattr(y.grad_fn, "_saved_" + attribute)
+        shown.append(f"{attribute}={value!r}")
+    print(name, y.grad_fn.name(), "; ".join(shown))
+print((x * 3).grad_fn._saved_other.dtype, (x * 2.5).grad_fn._saved_other.dtype)
+try:
+    (x + w).grad_fn._saved_self
+except AttributeError as err:
+    print(err)
+""",
+)
