@@ -195,16 +195,21 @@ def _step(node: Node, grads: list, sources, capture, captured, executes, flow, t
         return None
     if executes is not None and node not in executes:
         return [None] * len(node.next_functions)  # captured, and nothing beyond it is wanted
-    if all(g is None for g in grads):
+    for g in grads:
+        if g is not None:
+            break
+    else:
         return [None] * len(node.next_functions)  # nothing arrived: nothing to send on
     if node.pre_hooks:
         grads = hooks.pre_hooks(node, grads, flow.wrap, flow.unwrap)
     if len(grads) > 1 and node.materialize_grads and any(g is None for g in grads):
         grads = _materialise(node, grads, flow)
-    grad_inputs = flow.backward(node, grads)
+    fit = flow.fit
     grad_inputs = [
-        flow.fit(g, node.input_shapes[i], node.input_dtypes[i]) if g is not None else None
-        for i, g in enumerate(grad_inputs)
+        fit(g, shape, dtype) if g is not None else None
+        for g, shape, dtype in zip(
+            flow.backward(node, grads), node.input_shapes, node.input_dtypes, strict=True
+        )
     ]
     if node.post_hooks:
         grad_inputs = hooks.post_hooks(node, grad_inputs, grads, flow.wrap, flow.unwrap)

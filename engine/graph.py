@@ -134,7 +134,7 @@ class Node:
     def saved_values(self) -> tuple:
         if self.released:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack() for s in self.saved or ())
+        return tuple([s.unpack() for s in self.saved or ()])
 
     def release(self) -> None:
         """Free the saved values after a backward that did not ask to retain the graph."""
