@@ -195,6 +195,15 @@ def test_vml_keeps_the_layout_and_every_shape(dtype) -> None:
     assert vml.compute(np.exp, np.empty((0, 3), dtype)).shape == (0, 3)
 
 
+def test_vml_long_arrays_are_called_in_place_short_ones_through_scratch_buffers() -> None:
+    long = np.random.default_rng(5).uniform(0.1, 3, (vml.SCRATCH // 40 + 1, 40)).astype(np.float32)
+    whole = vml.compute(np.exp, long)
+    rows = np.stack([vml.compute(np.exp, row) for row in long])  # each row takes the short path
+    assert long.size > vml.SCRATCH and np.array_equal(whole, rows)
+    transposed = vml.compute(np.exp, long.T)
+    assert np.array_equal(transposed, whole.T) and transposed.strides == long.T.strides
+
+
 def test_vml_only_where_pytorch_calls_it() -> None:
     x = np.linspace(0.1, 0.9, 7, dtype=np.float32)
     for function in (np.sinh, np.expm1, np.log1p, np.arcsinh):  # PyTorch's own vector code
