@@ -1156,6 +1156,11 @@ def _scaled(t, number):
     return record.apply(MulBackward1, (t,), other=number)
 
 
+def _one_minus(t):
+    """1 - t as PyTorch's C++ formulas write it: a subtraction from a number (SubBackward0)."""
+    return record.apply(SubBackward0, (1.0, t), arrays=(t._array.dtype.type(1.0), t._array))
+
+
 def _zeros_like(t):
     return record.leaf(np.zeros_like(t._array), False, "zeros_like")
 
@@ -1555,6 +1560,11 @@ class CumsumBackward0(Node):
             return (grad,)
         return (np.flip(np.cumsum(np.flip(grad, self.dim), axis=self.dim), self.dim),)
 
+    def backward_graph(self, grad):
+        if grad.ndim == 0:
+            return (grad,)
+        return (grad.flip(self.dim).cumsum(self.dim).flip(self.dim),)  # PyTorch's reversed cumsum
+
 
 class CumprodBackward0(Node):
     formula = (
@@ -1845,6 +1855,10 @@ class RollBackward0(Node):
         back = tuple(-s for s in self.shifts)
         return (np.roll(grad, back if self.dims is not None else back[0], axis=self.dims),)
 
+    def backward_graph(self, grad):
+        back = tuple(-s for s in self.shifts)
+        return (_apply(RollBackward0, (grad,), shifts=back, dims=self.dims),)
+
 
 class FlipBackward0(Node):
     formula = "grad_self = grad flipped back"
@@ -1855,6 +1869,9 @@ class FlipBackward0(Node):
 
     def backward(self, grad):
         return (np.flip(grad, self.dims),)
+
+    def backward_graph(self, grad):
+        return (_apply(FlipBackward0, (grad,), dims=self.dims),)
 
 
 class TrilBackward0(Node):
@@ -1868,6 +1885,9 @@ class TrilBackward0(Node):
 
     def backward(self, grad):
         return (self.keep(grad, self.diagonal),)
+
+    def backward_graph(self, grad):
+        return (_apply(type(self), (grad,), diagonal=self.diagonal),)
 
 
 class TriuBackward0(TrilBackward0):
@@ -2115,6 +2135,10 @@ class TanBackward0(_OfResult):
     def derivative(self, result):
         return 1 + result * result
 
+    def backward_graph(self, grad):
+        result = _linked(self)["result"]
+        return (grad * _apply(AddBackward1, (result**2,), other=1),)
+
 
 class Exp2Backward0(_OfResult):
     formula = "grad_self = grad * result * ln 2"
@@ -2123,6 +2147,9 @@ class Exp2Backward0(_OfResult):
     def derivative(self, result):
         return result * result.dtype.type(math.log(2.0))
 
+    def backward_graph(self, grad):
+        return (_scaled(grad * _linked(self)["result"], math.log(2.0)),)
+
 
 class Expm1Backward0(_OfResult):
     formula = "grad_self = grad * (result + 1)"
@@ -2130,6 +2157,9 @@ class Expm1Backward0(_OfResult):
 
     def derivative(self, result):
         return result + 1
+
+    def backward_graph(self, grad):
+        return (grad * _apply(AddBackward1, (_linked(self)["result"],), other=1),)
 
 
 class AsinBackward0(_OfSelf):
@@ -2155,6 +2185,10 @@ class AtanBackward0(_OfSelf):
     def derivative(self, a):
         return 1 / (1 + a * a)
 
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        return (grad / _apply(AddBackward1, (a * a,), other=1),)
+
 
 class SinhBackward0(_OfSelf):
     formula = "grad_self = grad * cosh(self)"
@@ -2163,6 +2197,9 @@ class SinhBackward0(_OfSelf):
     def derivative(self, a):
         return np.cosh(a)
 
+    def backward_graph(self, grad):
+        return (grad * _linked(self)[0].cosh(),)
+
 
 class CoshBackward0(_OfSelf):
     formula = "grad_self = grad * sinh(self)"
@@ -2170,6 +2207,9 @@ class CoshBackward0(_OfSelf):
 
     def derivative(self, a):
         return np.sinh(a)
+
+    def backward_graph(self, grad):
+        return (grad * _linked(self)[0].sinh(),)
 
 
 class AsinhBackward0(_OfSelf):
@@ -2206,6 +2246,10 @@ class ErfBackward0(_OfSelf):
 
     def derivative(self, a):
         return a.dtype.type(2 / math.sqrt(math.pi)) * np.exp(-a * a)
+
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        return (_scaled((-(a**2)).exp(), 2.0 / math.sqrt(math.pi)) * grad,)
 
 
 class ErfcBackward0(_OfSelf):
@@ -2544,7 +2588,15 @@ class LeakyReluBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        return (np.where(a > 0, grad, grad * grad.dtype.type(self.negative_slope)),)
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
+        return np.where(a > 0, grad, grad * grad.dtype.type(self.negative_slope))
+
+    second_derivative = None  # piecewise linear: PyTorch sends self zeros
+
+    def backward_graph(self, grad):
+        return (_apply(LeakyReluBackwardBackward0, (grad, _linked(self)[0]), first=self),)
 
 
 class LeakyReluBackward1(LeakyReluBackward0):
@@ -2556,6 +2608,8 @@ class LeakyReluBackward1(LeakyReluBackward0):
         self.negative_slope = negative_slope
         self.save("result")
         return np.where(a > 0, a, a * a.dtype.type(negative_slope))
+
+    backward_graph = None  # in place, the sign is read from the result: not recorded yet
 
 
 class EluBackward0(Node):
@@ -2576,10 +2630,22 @@ class EluBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
         kind = a.dtype.type
         coefficient = kind(self.input_scale * self.alpha * self.scale)
         slope = np.exp(np.minimum(a, 0) * kind(self.input_scale)) * coefficient
-        return (grad * np.where(a > 0, kind(self.scale), slope),)
+        return grad * np.where(a > 0, kind(self.scale), slope)
+
+    def second_derivative(self, a):
+        kind = a.dtype.type
+        coefficient = kind(self.input_scale * self.input_scale * self.alpha * self.scale)
+        curve = np.exp(np.minimum(a, 0) * kind(self.input_scale)) * coefficient
+        return np.where(a > 0, kind(0), curve)
+
+    def backward_graph(self, grad):
+        return (_apply(EluBackwardBackward0, (grad, _linked(self)[0]), first=self),)
 
 
 class EluBackward1(EluBackward0):
@@ -2598,6 +2664,8 @@ class EluBackward1(EluBackward0):
         negative = (result + kind(self.alpha * self.scale)) * kind(self.input_scale)
         return (grad * np.where(result > 0, kind(self.scale), negative),)
 
+    backward_graph = None  # from the result: not recorded yet
+
 
 class GeluBackward0(Node):
     formula = "grad_self = grad * (Φ(self) + self * φ(self)) (Φ, φ: the normal's cdf and pdf)"
@@ -2611,6 +2679,9 @@ class GeluBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
         if self.approximate == "tanh":
             inner = np.tanh(_GELU_BETA * (a + _GELU_KAPPA * a**3))
             slope = 0.5 * (1 + inner) + 0.5 * a * (1 - inner * inner) * _GELU_BETA * (
@@ -2619,7 +2690,21 @@ class GeluBackward0(Node):
         else:
             cdf = 0.5 * (1 + erf(a * math.sqrt(0.5)))
             slope = cdf + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-        return (grad * slope.astype(a.dtype),)
+        return grad * slope.astype(a.dtype)
+
+    def second_derivative(self, a):
+        if self.approximate == "tanh":
+            # with u = β(x + κx³) and t = tanh(u): (1 - t²)(u′ - x·t·u′² + x·u″/2)
+            inner = np.tanh(_GELU_BETA * (a + _GELU_KAPPA * a**3))
+            du = _GELU_BETA * (1 + 3 * _GELU_KAPPA * a * a)
+            ddu = _GELU_BETA * 6 * _GELU_KAPPA * a
+            curve = (1 - inner * inner) * (du - a * inner * du * du + 0.5 * a * ddu)
+        else:
+            curve = np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi) * (2 - a * a)  # φ(x)(2 - x²)
+        return curve.astype(a.dtype)
+
+    def backward_graph(self, grad):
+        return (_apply(GeluBackwardBackward0, (grad, _linked(self)[0]), first=self),)
 
 
 _GELU_BETA = math.sqrt(2 / math.pi)  # Python floats: they keep a float32 array float32
@@ -2643,6 +2728,12 @@ class SiluBackward0(Node):
         s = sigmoid(a)
         return (grad * s * (1 + a * (1 - s)),)
 
+    def backward_graph(self, grad):
+        # PyTorch's infinitely differentiable form, from ops that record themselves
+        a = _linked(self)[0]
+        s = a.sigmoid()
+        return (grad * s * _apply(AddBackward1, (a * _one_minus(s),), other=1.0),)
+
 
 class SoftplusBackward0(Node):
     formula = "grad_self = grad * σ(beta * self), or grad where beta * self > threshold"
@@ -2658,11 +2749,25 @@ class SoftplusBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
         scaled = a * a.dtype.type(self.beta)
         with np.errstate(over="ignore", invalid="ignore"):
             z = np.exp(scaled)
             slope = z / (z + 1)
-        return (np.where(scaled > self.threshold, grad, grad * slope),)
+        return np.where(scaled > self.threshold, grad, grad * slope)
+
+    def second_derivative(self, a):
+        # PyTorch's softplus_double_backward: σ′(beta·x)·beta where beta·x < threshold (so at
+        # the threshold itself the curve is already gone, though the slope is still σ)
+        scaled = a * a.dtype.type(self.beta)
+        s = sigmoid(scaled)
+        curve = (1 - s) * s * a.dtype.type(self.beta)
+        return np.where(scaled < self.threshold, curve, a.dtype.type(0))
+
+    def backward_graph(self, grad):
+        return (_apply(SoftplusBackwardBackward0, (grad, _linked(self)[0]), first=self),)
 
 
 class HardtanhBackward0(Node):
@@ -2678,8 +2783,16 @@ class HardtanhBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
         inside = (a > self.min_val) & (a < self.max_val)
-        return (np.where(inside, grad, np.zeros((), grad.dtype)),)
+        return np.where(inside, grad, np.zeros((), grad.dtype))
+
+    second_derivative = None  # piecewise linear: PyTorch sends self zeros
+
+    def backward_graph(self, grad):
+        return (_apply(HardtanhBackwardBackward0, (grad, _linked(self)[0]), first=self),)
 
 
 class LogSigmoidBackward0(Node):
@@ -2765,6 +2878,13 @@ class MishBackward0(Node):
         (a,) = self.saved_values()
         t = np.tanh(np.logaddexp(0, a))
         return (grad * (t + a * sigmoid(a) * (1 - t * t)),)
+
+    def backward_graph(self, grad):
+        # PyTorch's infinitely differentiable form, from ops that record themselves
+        a = _linked(self)[0]
+        s = a.sigmoid()
+        t = a.exp().log1p().tanh()
+        return (grad * (t + a * s * _one_minus(t * t)),)
 
 
 class HardswishBackward0(Node):
@@ -3135,3 +3255,63 @@ def folded_running_stats(running_mean, running_var, mean, var_sum, count: int, m
     decayed = ((kind(1) - m) * running_var).astype(np.float64)
     new_var = (np.float64(m) * unbiased + decayed).astype(running_var.dtype)
     return new_mean, new_var
+
+
+# ***** activations' backwards recorded as ops (create_graph=True) *****
+
+
+class _ActivationBackwardBackward(Node):
+    """An activation's backward as an op: grad_output * f′(self), recorded by a create_graph
+    pass. `first` is the activation's node, which knows f′ and f″ (and its settings)."""
+
+    def forward(self, grad_output, a, first):
+        self.first = first
+        if first.second_derivative is None:
+            self.save(1)  # linear in grad_output: only self's pieces are needed
+        else:
+            self.save(0, 1)
+        return first.first_derivative(a, grad_output)
+
+    def backward(self, grad):
+        saved = self.saved_values()
+        a = saved[-1]
+        if self.first.second_derivative is None:
+            return self.first.first_derivative(a, grad), np.zeros_like(grad)
+        curvature = grad * saved[0] * self.first.second_derivative(a)
+        return self.first.first_derivative(a, grad), curvature.astype(grad.dtype, copy=False)
+
+
+class _LinearPiecesBackwardBackward(_ActivationBackwardBackward):
+    """For a piecewise-linear activation: its backward is linear in grad_output, and self
+    only picks the pieces, so it can be recorded again (a third derivative is zero)."""
+
+    def backward_graph(self, grad):
+        a = _linked(self)[1]
+        return _apply(type(self), (grad, a), first=self.first), _zeros_like(grad)
+
+
+class LeakyReluBackwardBackward0(_LinearPiecesBackwardBackward):
+    formula = "grad_grad_output = grad where self > 0, else grad * negative_slope; grad_self = 0"
+
+
+class HardtanhBackwardBackward0(_LinearPiecesBackwardBackward):
+    formula = "grad_grad_output = grad where min_val < self < max_val, else 0; grad_self = 0"
+
+
+class EluBackwardBackward0(_ActivationBackwardBackward):
+    formula = (
+        "grad_grad_output = elu's backward of grad; grad_self = grad * grad_output * elu″(self)"
+    )
+
+
+class GeluBackwardBackward0(_ActivationBackwardBackward):
+    formula = (
+        "grad_grad_output = gelu's backward of grad; grad_self = grad * grad_output * gelu″(self)"
+    )
+
+
+class SoftplusBackwardBackward0(_ActivationBackwardBackward):
+    formula = (
+        "grad_grad_output = softplus's backward of grad; "
+        "grad_self = grad * grad_output * β·σ(βx)(1 - σ(βx))"
+    )

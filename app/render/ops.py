@@ -1171,6 +1171,39 @@ OPS: dict[str, Op] = {
         why="differentiating it again needs the incoming gradient, the input and the target",
         sends=("{g}·2·({1} - {2})/n", "2·{g}·{0}/n", "-2·{g}·{0}/n"),
     ),
+    "LeakyReluBackwardBackward0": Op(
+        symbol="leaky_relu′",
+        does="computes leaky ReLU's backward: {0} where {1} > 0, else {0}·negative_slope",
+        why="the sign of {1} still says which slope the gradient takes",
+        sends=("{g} where {1} > 0, else {g}·negative_slope", "0"),
+    ),
+    "HardtanhBackwardBackward0": Op(
+        symbol="hardtanh′",
+        does="computes hardtanh's backward: {0} where min_val < {1} < max_val, else 0",
+        why="{1} still says where the gradient passes",
+        sends=("{g} where min_val < {1} < max_val, else 0", "0"),
+    ),
+    "EluBackwardBackward0": Op(
+        symbol="elu′",
+        does="computes ELU's backward: {0}·scale where {1} > 0, else {0}·scale·alpha·exp({1})",
+        why="differentiating it again needs the gradient it scaled and ELU's input",
+        sends=(
+            "{g}·scale where {1} > 0, else {g}·scale·alpha·exp({1})",
+            "0 where {1} > 0, else {g}·{0}·scale·alpha·exp({1})",
+        ),
+    ),
+    "GeluBackwardBackward0": Op(
+        symbol="gelu′",
+        does="computes GELU's backward: {0}·(Φ({1}) + {1}·φ({1}))",
+        why="differentiating it again needs the gradient it scaled and GELU's input",
+        sends=("{g}·(Φ({1}) + {1}·φ({1}))", "{g}·{0}·φ({1})·(2 - {1}²)"),
+    ),
+    "SoftplusBackwardBackward0": Op(
+        symbol="softplus′",
+        does="computes softplus's backward: {0}·σ(beta·{1})",
+        why="differentiating it again needs the gradient it scaled and softplus's input",
+        sends=("{g}·σ(beta·{1})", "{g}·{0}·beta·σ(beta·{1})·(1 - σ(beta·{1}))"),
+    ),
     "NllLossBackwardBackward0": Op(
         symbol="nll′",
         does="computes nll_loss's backward: -{0} at each target's class, 0 elsewhere",

@@ -2023,3 +2023,67 @@ def test_fill_with_a_tensor_sends_the_summed_grad_to_the_value(x, v):
         return y
 
     check_gradients(op, x, v)
+
+
+# ***** second derivatives: a backward recorded with create_graph=True, differentiated again *****
+
+AWAY_FROM_ONE = NONZERO.filter(lambda v: abs(abs(v) - 1) > 0.05)  # hardtanh's corners at ±1
+
+SECOND_ORDER = {
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.2), NONZERO),
+    "elu": (F.elu, NONZERO),
+    "selu": (F.selu, NONZERO),
+    "celu": (lambda x: F.celu(x, 0.5), NONZERO),
+    "gelu": (F.gelu, ANY),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), ANY),
+    "softplus": (lambda x: F.softplus(x, 2, 10), ANY),
+    "hardtanh": (F.hardtanh, AWAY_FROM_ONE),
+    "silu": (F.silu, ANY),
+    "mish": (F.mish, ANY),
+    "relu6": (F.relu6, NONZERO),
+    "sinh": (torch.sinh, ANY),
+    "cosh": (torch.cosh, ANY),
+    "tan": (torch.tan, floats(-1.2, 1.2)),
+    "exp2": (torch.exp2, ANY),
+    "expm1": (torch.expm1, ANY),
+    "atan": (torch.atan, ANY),
+    "erf": (torch.erf, ANY),
+    "cumsum": (lambda x: (x * x).cumsum(-1) if x.ndim else x * x, ANY),
+    "flip": (lambda x: (x * x).flip(0) if x.ndim else x * x, ANY),
+    "roll": (lambda x: (x * x).roll(1, 0) if x.ndim else x * x, ANY),
+    "tril": (lambda x: (x * x).tril() if x.ndim == 2 else x * x, ANY),
+    "triu": (lambda x: (x * x).triu(1) if x.ndim == 2 else x * x, ANY),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+@SETTINGS
+@given(data=st.data())
+def test_second_derivatives(name, data):
+    op, elements = SECOND_ORDER[name]
+    shape = data.draw(SHAPES, label="shape")
+    x = data.draw(arrays(shape, elements), label="x")
+    grad_output = data.draw(arrays(shape), label="grad_output")
+
+    def first_derivative(g, a):
+        a = a if a.requires_grad else a.detach().requires_grad_()  # finite differences' leaves
+        (first,) = torch.autograd.grad(op(a), a, grad_outputs=g, create_graph=True)
+        return first
+
+    check_gradients(first_derivative, grad_output, x)
+
+
+@pytest.mark.parametrize("node", ["LeakyReluBackwardBackward0", "HardtanhBackwardBackward0"])
+def test_piecewise_linear_backward_ops_record_again(node):
+    """A third derivative through them: their backward is themselves (and zeros for self)."""
+    x = torch.tensor([-1.5, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    op = F.leaky_relu if node == "LeakyReluBackwardBackward0" else F.hardtanh
+    (first,) = torch.autograd.grad((op(x) ** 2).sum(), x, create_graph=True)
+    assert first.grad_fn.name() == node
+    (second,) = torch.autograd.grad(first.sum(), x, create_graph=True)
+    third = torch.autograd.grad(second.sum(), x, allow_unused=True)[0]
+    slope = np.where(x.detach().numpy() > 0, 1.0, 0.01 if node.startswith("Leaky") else 0.0)
+    if node.startswith("Hardtanh"):
+        slope = np.where(np.abs(x.detach().numpy()) < 1, 1.0, 0.0)
+    np.testing.assert_allclose(second.detach().numpy(), 2 * slope**2)
+    assert third is None or np.all(third.numpy() == 0)

@@ -470,3 +470,78 @@ print(x.grad)
 del a, b, t, u, v, v2  # views whose .grad_fn is read lazily in PyTorch (see above)
 """,
 )
+
+# ***** 6. double backward: the activations' and pointwise ops' backwards, recorded *****
+
+S(
+    "fixes-double-backward-activations",
+    """
+import torch
+import torch.nn.functional as F
+
+
+def tree(node, depth=0):
+    if node is None:
+        return "None"
+    if depth == 3 or not node.next_functions:
+        return node.name()
+    return node.name() + "(" + ", ".join(tree(f, depth + 1) for f, _ in node.next_functions) + ")"
+
+
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+ops = {
+    "leaky_relu": lambda: F.leaky_relu(x, 0.2), "elu": lambda: F.elu(x), "selu": lambda: F.selu(x),
+    "celu": lambda: F.celu(x, 0.5), "gelu": lambda: F.gelu(x),
+    "gelu tanh": lambda: F.gelu(x, approximate="tanh"), "silu": lambda: F.silu(x),
+    "mish": lambda: F.mish(x), "softplus": lambda: F.softplus(x),
+    "softplus 2 1": lambda: F.softplus(x, 2, 1), "hardtanh": lambda: F.hardtanh(x),
+    "relu6": lambda: F.relu6(x * 3), "sinh": lambda: x.sinh(), "cosh": lambda: x.cosh(),
+    "tan": lambda: x.tan(), "exp2": lambda: x.exp2(), "expm1": lambda: x.expm1(),
+    "atan": lambda: x.atan(), "erf": lambda: x.erf(), "cumsum": lambda: (x * x).cumsum(1),
+    "flip": lambda: (x * x).flip(0), "roll": lambda: (x * x).roll(1, 1),
+    "tril": lambda: (x * x).tril(), "triu": lambda: (x * x).triu(1),
+}
+for name, op in ops.items():
+    y = op()
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    print(name, g.grad_fn.name(), tree(g.grad_fn))
+    print(g)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    print(h)
+""",
+)
+S(
+    "fixes-double-backward-training-loop",
+    """
+import torch
+import torch.nn.functional as F
+torch.manual_seed(0)
+# a gradient penalty, as in WGAN-GP: the gradient's norm is part of the loss
+w = torch.randn(3, 3, requires_grad=True)
+x = torch.randn(4, 3, requires_grad=True)
+for act in (F.leaky_relu, F.elu, F.gelu, F.softplus, F.silu):
+    w.grad = None
+    out = act(x @ w).sum()
+    (gx,) = torch.autograd.grad(out, x, create_graph=True)
+    penalty = ((gx.norm(dim=1) - 1) ** 2).mean()
+    penalty.backward()
+    print(act.__name__, gx.grad_fn.name(), penalty.grad_fn.name(), w.grad)
+# a third derivative through the piecewise-linear ones
+t = torch.tensor([-1.5, 0.5, 2.0], requires_grad=True)
+for act in (F.leaky_relu, F.hardtanh):
+    (first,) = torch.autograd.grad((act(t) ** 2).sum(), t, create_graph=True)
+    (second,) = torch.autograd.grad(first.sum(), t, create_graph=True)
+    print(act.__name__, first.grad_fn.name(), second.grad_fn.name(), second)
+""",
+)
+S(
+    "fixes-double-backward-unsupported",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([0.5, -1.2, 2.0], requires_grad=True)
+(g,) = torch.autograd.grad(F.logsigmoid(x).sum(), x, create_graph=True)
+g.sum().backward()
+""",
+    unsupported=True,
+)
