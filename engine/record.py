@@ -70,7 +70,7 @@ def _link(node: Node, inputs: tuple, arrays, outs: tuple) -> None:
     if node.to_save:
         node.saved = [_saved(node, what, inputs, arrays, outs[0]) for what in node.to_save]
     for out in outs:
-        out.grad_fn = node
+        out._grad_fn = node
 
 
 NO_EDGE = (None, 0)  # an input no gradient flows to: a number, or a tensor with no history
@@ -80,10 +80,9 @@ def edge(t) -> tuple:
     """Where a gradient for this input goes: its grad_fn, its AccumulateGrad, or nowhere."""
     if not isinstance(t, Tensor):
         return NO_EDGE
-    if t.grad_fn is not None:
-        if t._base is not None and t._base.grad_fn is not None:
-            refresh_view(t)  # its base may have changed in place since the view was made
-        return (t.grad_fn, t._output_nr)
+    grad_fn = t.grad_fn  # a view's is refreshed if its base has changed in place since
+    if grad_fn is not None:
+        return (grad_fn, t._output_nr)
     if t._requires_grad:
         if t._accumulator is None:
             t._accumulator = AccumulateGrad(t)
@@ -253,7 +252,7 @@ def refresh_view(view: Tensor) -> None:
     """
     from engine.functions import AsStridedBackward0  # functions imports this module
 
-    base, own = view._base, view.grad_fn
+    base, own = view._base, view._grad_fn
     latest = base.grad_fn
     if latest is None or own is None or own.sequence_nr > latest.sequence_nr:
         return
@@ -267,7 +266,7 @@ def refresh_view(view: Tensor) -> None:
     reread = AsStridedBackward0(positions_in_base(base._array, view._array), base._array.shape)
     reread.next_functions = ((latest, base._output_nr),)
     reread.input_shapes, reread.input_dtypes = (base._array.shape,), (base._array.dtype,)
-    view.grad_fn, view._output_nr = reread, 0
+    view._grad_fn, view._output_nr = reread, 0
 
 
 def positions_in_base(base: np.ndarray, view: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ class Tensor:
         "_array",
         "_requires_grad",
         "_grad",
-        "grad_fn",
+        "_grad_fn",
         "_output_nr",
         "_version_counter",
         "_base",
@@ -55,7 +55,7 @@ class Tensor:
         t._array = array if type(array) is np.ndarray else np.asarray(array)
         t._requires_grad = requires_grad
         t._grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         if base is None:
             t._version_counter = Version()
@@ -67,6 +67,21 @@ class Tensor:
         t._accumulator = None
         t._trace_id = None
         return t
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf). A view whose base was changed in
+        place since (through any view) reads its part of the base's new history, as in PyTorch."""
+        base = self._base
+        if base is not None and base._grad_fn is not None and self._grad_fn is not None:
+            from engine.record import refresh_view  # record builds on this module
+
+            refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
 
     # ***** what a tensor is *****
 
