@@ -33,7 +33,7 @@ class SandboxSettings:
     # ***** one run *****
     cpu_seconds: float = 2.0  # CPU time for the snippet (a timer; RLIMIT_CPU is a backstop)
     wall_seconds: float = 5.0  # from fork to result, whatever the snippet does
-    memory_mib: int = 512  # address space of the whole child, interpreter and numpy included
+    memory_mib: int = 672  # address space of the child; interpreter, numpy and MKL take 310 MiB
     max_events: int = DEFAULT_MAX_EVENTS  # trace events; the trace is cut there (the tracer's cap)
     max_output_bytes: int = 64 * 1024  # what the snippet prints (stdout, and stderr apart)
     max_source_bytes: int = 20_000  # the snippet's source, UTF-8

@@ -45,7 +45,7 @@ def run(sandbox, code: str, **limits) -> dict:
 def test_the_defaults_are_the_documented_ones():
     assert DEFAULTS.cpu_seconds == 2.0
     assert DEFAULTS.wall_seconds == 5.0
-    assert DEFAULTS.memory_mib == 512
+    assert DEFAULTS.memory_mib == 672
     assert DEFAULTS.max_events == 20_000
     assert DEFAULTS.max_output_bytes == 64 * 1024
     assert DEFAULTS.max_source_bytes == 20_000
@@ -109,7 +109,7 @@ def test_memory_over_the_limit_is_memory_limit(sandbox, layers):
     code = "import torch\na = torch.ones(2)\nprint(a)\nx = bytearray(600 * 2 ** 20)\n"
     trace = run(sandbox, code)
     assert trace["outcome"]["status"] == "memory_limit"
-    assert "512 MiB" in trace["outcome"]["message"]
+    assert "672 MiB" in trace["outcome"]["message"]
     assert trace["stdout"] == "tensor([1., 1.])\n"
     assert trace["events"][-1]["kind"] == "error"
 
