@@ -309,16 +309,19 @@ class Adam(Optimizer):
 
 
 def _check_adam_options(lr, eps, betas, weight_decay) -> None:
-    if not lr >= 0.0:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not eps >= 0.0:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not weight_decay >= 0.0:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    _check_non_negative([("learning rate", lr), ("epsilon value", eps)])
+    for i, beta in enumerate((betas[0], betas[1])):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    _check_non_negative([("weight_decay value", weight_decay)])
+
+
+def _check_non_negative(settings: list) -> None:
+    """PyTorch's check of an optimizer's settings, in its order: `Invalid <what>: <value>` for
+    the first one that is negative (or nan)."""
+    for what, value in settings:
+        if not value >= 0.0:
+            raise ValueError(f"Invalid {what}: {value}")
 
 
 class AdamW(Adam):
@@ -372,15 +375,15 @@ class RMSprop(Optimizer):
         maximize=False,
         differentiable=False,
     ) -> None:
-        for name, value in [
-            ("learning rate", lr),
-            ("epsilon value", eps),
-            ("momentum value", momentum),
-            ("weight_decay value", weight_decay),
-            ("alpha value", alpha),
-        ]:
-            if not value >= 0.0:
-                raise ValueError(f"Invalid {name}: {value}")
+        _check_non_negative(
+            [
+                ("learning rate", lr),
+                ("epsilon value", eps),
+                ("momentum value", momentum),
+                ("weight_decay value", weight_decay),
+                ("alpha value", alpha),
+            ]
+        )
         super().__init__(
             params,
             dict(
@@ -458,15 +461,15 @@ class Adagrad(Optimizer):
         differentiable=False,
         fused=None,
     ) -> None:
-        for name, value in [
-            ("learning rate", lr),
-            ("lr_decay value", lr_decay),
-            ("weight_decay value", weight_decay),
-            ("initial_accumulator_value value", initial_accumulator_value),
-            ("epsilon value", eps),
-        ]:
-            if not value >= 0.0:
-                raise ValueError(f"Invalid {name}: {value}")
+        _check_non_negative(
+            [
+                ("learning rate", lr),
+                ("lr_decay value", lr_decay),
+                ("weight_decay value", weight_decay),
+                ("initial_accumulator_value value", initial_accumulator_value),
+                ("epsilon value", eps),
+            ]
+        )
         super().__init__(
             params,
             dict(
