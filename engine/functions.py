@@ -13,6 +13,7 @@ import numpy as np
 
 from engine import numerics, record, saved
 from engine.graph import Node
+from engine.unsupported import UnsupportedByGradtrace
 
 # ***** pointwise, two inputs *****
 
@@ -156,6 +157,18 @@ class PowBackward1(Node):
                 grad_b = grad * np.where((a == 0) & (b >= 0), 0, result[0] * np.log(a))
         return grad_a, grad_b
 
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        a, b = saved[0], saved[1]
+        grad_a = grad_b = None
+        if self.needs_input_grad[0]:
+            power = a ** _apply(SubBackward1, (b,), other=1)
+            grad_a = _where(b._array == 0, 0, grad * (b * power))
+        if self.needs_input_grad[1]:
+            at_zero = (a._array == 0) & (b._array >= 0)
+            grad_b = grad * _where(at_zero, 0, saved["result"] * a.log())
+        return grad_a, grad_b
+
 
 class PowBackward2(Node):
     """number ** tensor."""
@@ -172,6 +185,14 @@ class PowBackward2(Node):
         if self.base == 0:
             return (np.zeros_like(grad),)
         return (grad * result * np.log(self.base).astype(result.dtype),)
+
+    def backward_graph(self, grad):
+        if self.base == 0:
+            raise UnsupportedByGradtrace(
+                "double backward through PowBackward2 of 0 ** tensor is not supported by "
+                "gradtrace's engine"
+            )
+        return (grad * _scaled(_linked(self)["result"], math.log(self.base)),)
 
 
 class RemainderBackward0(Node):
@@ -1409,6 +1430,14 @@ class ProdBackward0(Node):
             return (np.zeros(a.shape, grad.dtype),)
         return (grad * _products_of_the_others(a.reshape(-1), 0).reshape(a.shape),)
 
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        a, result = saved[0], saved["result"]
+        if a.ndim == 0:
+            return (grad,)
+        _no_zeros(self, a)
+        return (grad * (result / a),)
+
 
 class ProdBackward1(Node):
     """prod(dim)."""
@@ -1430,6 +1459,25 @@ class ProdBackward1(Node):
         if not (a == 0).any():
             return (_divided_out(grad, result, a),)
         return (grad * _products_of_the_others(a, self.dim),)
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        a, result = saved[0], saved["result"]
+        if a.ndim == 0:
+            return (grad,)
+        _no_zeros(self, a)
+        if not self.keepdim:
+            grad, result = grad.unsqueeze(self.dim), result.unsqueeze(self.dim)
+        return (grad * (result / a),)
+
+
+def _no_zeros(node: Node, a) -> None:
+    """PyTorch differentiates a product with a zero in it through cumprods: not recorded here."""
+    if (a._array == 0).any():
+        raise UnsupportedByGradtrace(
+            f"double backward through {node.name()} of a tensor with a zero in it is not "
+            "supported by gradtrace's engine"
+        )
 
 
 def _divided_out(grad, result, a):
@@ -1614,6 +1662,15 @@ class LogsumexpBackward0(Node):
         a, result = self.saved_values()
         grad, result = _keep(grad, self.dims, self.keepdim), _keep(result, self.dims, self.keepdim)
         return (grad * np.exp(a - result),)
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        a, result = saved[0], saved["result"]
+        if a.ndim:
+            dims = (self.dims,) if isinstance(self.dims, int) else tuple(self.dims)
+            grad = _unsqueezed(grad, dims, self.keepdim)
+            result = _unsqueezed(result, dims, self.keepdim)
+        return (grad * (a - result).exp(),)
 
 
 def logsumexp(a, dims, keepdim):
@@ -1829,7 +1886,7 @@ class RepeatBackward0(Node):
     formula = "grad_self = grad summed over the copies"
 
     def forward(self, a, repeats):
-        self.shape = a.shape
+        self.shape, self.repeats = a.shape, tuple(repeats)
         lead = len(repeats) - a.ndim
         return np.tile(a.reshape((1,) * lead + a.shape), repeats)
 
@@ -1841,6 +1898,22 @@ class RepeatBackward0(Node):
             split += [total // size if size else 0, size]
         summed = grad.reshape(split).sum(axis=tuple(range(0, 2 * grad.ndim, 2)))
         return (summed.reshape(self.shape),)
+
+    def backward_graph(self, grad):
+        # PyTorch's repeat_backward: sum the new leading dims away, view each repeated dim as
+        # (copies, size) and sum the copies
+        lead = grad.ndim - len(self.shape)
+        for _ in range(lead):
+            grad = grad.sum(0)
+        split, copies = [], []
+        for d, size in enumerate(self.shape):
+            if self.repeats[lead + d] != 1:
+                split.append(self.repeats[lead + d])
+                copies.append(len(split) - 1)
+            split.append(size)
+        if tuple(split) != tuple(grad.shape):
+            grad = grad.reshape(split)
+        return (grad.sum(tuple(copies)) if copies else grad,)
 
 
 class RollBackward0(Node):
@@ -3100,6 +3173,9 @@ class SubBackward1(Node):
         return a - a.dtype.type(other)
 
     def backward(self, grad):
+        return (grad,)
+
+    def backward_graph(self, grad):
         return (grad,)
 
 

@@ -124,8 +124,8 @@ def test_hessian_is_symmetric_and_matches_the_formula():
 
 def test_double_backward_through_an_unsupported_node_says_so():
     x = leaf([1.0, 2.0])
-    y = (x**x).sum()
-    with pytest.raises(UnsupportedByGradtrace, match="double backward through PowBackward1"):
+    y = torch.nn.functional.logsigmoid(x).sum()
+    with pytest.raises(UnsupportedByGradtrace, match="double backward through LogSigmoidBackward0"):
         torch.autograd.grad(y, x, create_graph=True)
     (g,) = torch.autograd.grad(y, x)  # without create_graph it is an ordinary backward
     assert g.grad_fn is None

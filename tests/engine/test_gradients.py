@@ -2049,6 +2049,12 @@ SECOND_ORDER = {
     "atan": (torch.atan, ANY),
     "erf": (torch.erf, ANY),
     "cumsum": (lambda x: (x * x).cumsum(-1) if x.ndim else x * x, ANY),
+    "prod": (lambda x: (x * x).prod(), NONZERO),
+    "prod_dim": (lambda x: (x * x).prod(-1) if x.ndim else (x * x).prod(), NONZERO),
+    "pow_tensor_tensor": (lambda x: x ** (x * 0.5), POSITIVE),
+    "pow_number_tensor": (lambda x: 2.5**x, ANY),
+    "logsumexp": (lambda x: x.logsumexp(-1) if x.ndim else x.exp(), ANY),
+    "repeat": (lambda x: (x * x).repeat(2, *([3] * x.ndim)), ANY),
     "flip": (lambda x: (x * x).flip(0) if x.ndim else x * x, ANY),
     "roll": (lambda x: (x * x).roll(1, 0) if x.ndim else x * x, ANY),
     "tril": (lambda x: (x * x).tril() if x.ndim == 2 else x * x, ANY),
@@ -2063,7 +2069,8 @@ def test_second_derivatives(name, data):
     op, elements = SECOND_ORDER[name]
     shape = data.draw(SHAPES, label="shape")
     x = data.draw(arrays(shape, elements), label="x")
-    grad_output = data.draw(arrays(shape), label="grad_output")
+    out_shape = tuple(op(torch.tensor(x)).shape)  # reductions and repeat change the shape
+    grad_output = data.draw(arrays(out_shape), label="grad_output")
 
     def first_derivative(g, a):
         a = a if a.requires_grad else a.detach().requires_grad_()  # finite differences' leaves

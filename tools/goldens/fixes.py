@@ -545,3 +545,57 @@ g.sum().backward()
 """,
     unsupported=True,
 )
+S(
+    "fixes-double-backward-prod-pow-logsumexp-repeat",
+    """
+import torch
+
+
+def tree(node, depth=0):
+    if node is None:
+        return "None"
+    if depth == 3 or not node.next_functions:
+        return node.name()
+    return node.name() + "(" + ", ".join(tree(f, depth + 1) for f, _ in node.next_functions) + ")"
+
+
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+w = torch.tensor([[1.5, 0.7, 1.2], [0.4, 2.0, 0.9]], requires_grad=True)
+ops = {
+    "prod": lambda: w.prod(), "prod(1)": lambda: w.prod(1),
+    "prod(0, keepdim)": lambda: w.prod(0, keepdim=True), "w ** x": lambda: w ** x,
+    "2 ** x": lambda: 2 ** x, "2.5 ** w": lambda: 2.5 ** w, "logsumexp(1)": lambda: x.logsumexp(1),
+    "logsumexp((0, 1))": lambda: x.logsumexp((0, 1)),
+    "logsumexp(0, keepdim)": lambda: x.logsumexp(0, keepdim=True),
+    "repeat(2, 1)": lambda: (x * w).repeat(2, 1),
+    "repeat(2, 1, 3)": lambda: (x * w).repeat(2, 1, 3),
+    "repeat(1, 1)": lambda: (x * w).repeat(1, 1),
+}
+for name, op in ops.items():
+    y = op()
+    grads = torch.autograd.grad((y * y).sum(), (x, w), create_graph=True, allow_unused=True)
+    for label, g in zip("xw", grads):
+        if g is None:
+            continue
+        print(name, label, g.grad_fn.name(), tree(g.grad_fn))
+        second = torch.autograd.grad(g.sum(), (x, w), allow_unused=True, retain_graph=True)
+        # rounded: float32 pow is MKL's in PyTorch (docs/engine.md), and w ** x's second
+        # derivative cancels to 0 there but to 3e-8 here
+        print([None if t is None else [round(v, 4) for v in t.flatten().tolist()] for t in second])
+base = torch.tensor([0.0, 2.0], requires_grad=True)
+exponent = torch.tensor([0.0, 1.0], requires_grad=True)
+(g, h) = torch.autograd.grad((base**exponent).sum(), (base, exponent), create_graph=True)
+print(g, h, g.grad_fn.name(), h.grad_fn.name())
+print(torch.autograd.grad((g + h).sum(), (base, exponent)))
+""",
+)
+S(
+    "fixes-double-backward-prod-with-zero",
+    """
+import torch
+w = torch.tensor([1.5, 0.0, 1.2], requires_grad=True)
+(g,) = torch.autograd.grad(w.prod(), w, create_graph=True)
+g.sum().backward()
+""",
+    unsupported=True,
+)
