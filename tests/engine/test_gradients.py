@@ -2027,6 +2027,12 @@ def test_fill_with_a_tensor_sends_the_summed_grad_to_the_value(x, v):
 
 # ***** second derivatives: a backward recorded with create_graph=True, differentiated again *****
 
+
+def _two_rows(t):
+    """t's values in a row, and again shifted by 0.5: two or more values, never all equal."""
+    return torch.stack([t.reshape(-1), t.reshape(-1) + 0.5])
+
+
 AWAY_FROM_ONE = NONZERO.filter(lambda v: abs(abs(v) - 1) > 0.05)  # hardtanh's corners at ±1
 
 SECOND_ORDER = {
@@ -2055,6 +2061,13 @@ SECOND_ORDER = {
     "pow_number_tensor": (lambda x: 2.5**x, ANY),
     "logsumexp": (lambda x: x.logsumexp(-1) if x.ndim else x.exp(), ANY),
     "repeat": (lambda x: (x * x).repeat(2, *([3] * x.ndim)), ANY),
+    "var": (lambda x: _two_rows(x * x).var(), ANY),
+    "var_dim": (lambda x: _two_rows(x * x).var(0), ANY),
+    "std": (lambda x: _two_rows(x * x).std(), ANY),
+    "std_dim": (lambda x: _two_rows(x * x).std(0, correction=0), ANY),
+    "norm": (lambda x: x.norm() * x.sum(), NONZERO),
+    "norm_dim": (lambda x: x.norm(dim=-1) * x.sum() if x.ndim else x * x, NONZERO),
+    "norm_l1": (lambda x: x.norm(1) * x.sum(), NONZERO),
     "flip": (lambda x: (x * x).flip(0) if x.ndim else x * x, ANY),
     "roll": (lambda x: (x * x).roll(1, 0) if x.ndim else x * x, ANY),
     "tril": (lambda x: (x * x).tril() if x.ndim == 2 else x * x, ANY),

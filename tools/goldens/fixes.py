@@ -599,3 +599,48 @@ g.sum().backward()
 """,
     unsupported=True,
 )
+S(
+    "fixes-double-backward-var-std-norm",
+    """
+import torch
+
+
+def tree(node, depth=0):
+    if node is None:
+        return "None"
+    if depth == 4 or not node.next_functions:
+        return node.name()
+    return node.name() + "(" + ", ".join(tree(f, depth + 1) for f, _ in node.next_functions) + ")"
+
+
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+v = torch.tensor([0.5, -1.2, 2.0, 0.7], requires_grad=True)
+ops = {
+    "x.var()": (x, lambda: x.var()), "x.var(0)": (x, lambda: x.var(0)),
+    "x.var(1, keepdim)": (x, lambda: x.var(1, keepdim=True)),
+    "x.var(correction=0)": (x, lambda: x.var(correction=0)), "v.var(0)": (v, lambda: v.var(0)),
+    "x.std()": (x, lambda: x.std()), "x.std(0)": (x, lambda: x.std(0)),
+    "v.std(0)": (v, lambda: v.std(0)), "x.norm()": (x, lambda: x.norm()),
+    "x.norm(dim=1)": (x, lambda: x.norm(dim=1)),
+    "x.norm(dim=0, keepdim)": (x, lambda: x.norm(dim=0, keepdim=True)),
+    "vector_norm dims": (x, lambda: torch.linalg.vector_norm(x, 2, dim=(0, 1))),
+    "x.norm(1)": (x, lambda: x.norm(1)),
+}
+for name, (t, op) in ops.items():
+    y = op()
+    (g,) = torch.autograd.grad((y * y).sum(), t, create_graph=True)
+    print(name, g.grad_fn.name(), tree(g.grad_fn))
+    print(g)
+    (h,) = torch.autograd.grad(g.sum(), t)
+    # rounded: these second derivatives cancel to 0 (or to 2) up to float32 noise that follows
+    # the order of operations, and a 0 may carry either sign
+    print([round(value, 4) + 0.0 for value in h.flatten().tolist()])
+# a gradient penalty on a norm, as WGAN-GP writes it
+w = torch.tensor([[0.3, -0.2], [0.8, 0.5]], requires_grad=True)
+(gx,) = torch.autograd.grad((torch.tanh(x[:, :2] @ w)).sum(), x, create_graph=True)
+penalty = ((gx.norm(2, dim=1) - 1) ** 2).mean()
+penalty.backward()
+print(penalty, w.grad)
+del h  # a second derivative of exactly 0 (its sign follows the order of operations)
+""",
+)
