@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from engine import vml
+from engine import blas, vml
 
 VECTOR_BYTES = 32  # Vectorized<float> in PyTorch's AVX2 kernels: 8 floats, 4 doubles
 THREADS = 2  # torch.get_num_threads() on a 2-core machine: sums this long are split in two
@@ -488,20 +488,26 @@ def vml_or_numpy(function, array: np.ndarray) -> np.ndarray:
     return function(array) if computed is None else computed
 
 
-# ***** matrix products: MKL's sgemm, as PyTorch's CPU build calls it *****
+# ***** matrix products: MKL's BLAS, as PyTorch's CPU build calls it *****
 
-NARROW = 12  # outputs narrower than this take MKL's small kernel: no fused multiply-adds
+NARROW = 12  # without MKL: outputs narrower than this are summed with every product rounded
 
 
 def matmul_like_torch(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b for a 2-d a and a 1-d or 2-d b, in the order MKL's sgemm adds on this machine.
+    """a @ b for 1-d or 2-d float arrays as PyTorch computes it: dot, mv or mm through MKL's
+    cblas with PyTorch's transpose flags (engine/blas.py), which matches every bit.
 
-    Measured, not read from source (MKL's is closed): each output is a running sum over k in
-    order; for fewer than 12 output columns every product is rounded before it is added, for
-    wider outputs the adds are fused (numpy's OpenBLAS does that too). Where MKL mixes kernels
-    (some 5 to 11 column shapes, single columns of long rows) this is the nearer of the two,
-    not exact; float64 keeps numpy's product.
+    Without the library: MKL's order as measured, each output a running sum over k, products
+    rounded before the add for fewer than 12 output columns and fused above (numpy's own);
+    not exact for some 5 to 11 column shapes, mv and dot. Other dtypes are numpy's.
     """
+    computed = None
+    if a.ndim == 2:
+        computed = blas.mm(a, b) if b.ndim == 2 else blas.mv(a, b)
+    elif b.ndim == 1:
+        computed = blas.dot(a, b)
+    if computed is not None:
+        return computed
     if a.dtype != np.float32 or b.dtype != np.float32 or a.ndim != 2 or a.shape[1] == 0:
         return a @ b
     columns = b if b.ndim == 2 else b[:, None]
@@ -510,3 +516,30 @@ def matmul_like_torch(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     products = a[:, :, None] * columns[None, :, :]  # (m, k, n), each rounded to float32
     total = np.add.accumulate(products, axis=1)[:, -1, :]
     return total if b.ndim == 2 else total[:, 0]
+
+
+def addmm_like_torch(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """bias + a @ b as addmm computes it: MKL adds the bias inside the product (beta = 1);
+    without the library, after it."""
+    computed = blas.mm(a, b, bias) if bias.dtype == a.dtype else None
+    return matmul_like_torch(a, b) + bias if computed is None else computed
+
+
+def column_major(matrix: np.ndarray) -> bool:
+    """Whether a matrix lies column by column, as PyTorch's mm backward asks of its inputs."""
+    return matrix.ndim == 2 and matrix.strides == (matrix.itemsize, matrix.itemsize * len(matrix))
+
+
+def mm_mat1_backward(grad: np.ndarray, mat2: np.ndarray, mat1_column_major: bool) -> np.ndarray:
+    """grad @ mat2ᵀ as FunctionsManual.cpp's mm_mat1_backward computes it: for a column-major
+    mat1 as (mat2 @ gradᵀ)ᵀ, so the gradient takes mat1's layout (MKL's bits differ)."""
+    if mat1_column_major:
+        return matmul_like_torch(mat2, grad.T).T
+    return matmul_like_torch(grad, mat2.T)
+
+
+def mm_mat2_backward(grad: np.ndarray, mat1: np.ndarray, mat2_column_major: bool) -> np.ndarray:
+    """mat1ᵀ @ grad, or (gradᵀ @ mat1)ᵀ for a column-major mat2 (nn.Linear's weight.t())."""
+    if mat2_column_major:
+        return matmul_like_torch(grad.T, mat1).T
+    return matmul_like_torch(mat1.T, grad)

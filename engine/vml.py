@@ -62,6 +62,7 @@ class _Library:
 
     def __init__(self, path: Path):
         library = ctypes.CDLL(str(path))
+        self.cdll = library  # engine/blas.py takes MKL's matrix products from the same handle
         # before any other call: these choose which of MKL's libraries it opens next
         library.MKL_Set_Interface_Layer(MKL_INTERFACE_LP64)
         library.MKL_Set_Threading_Layer(MKL_THREADING_SEQUENTIAL)
@@ -113,6 +114,12 @@ def compute(function, array: np.ndarray) -> np.ndarray | None:
     if result is not out:
         out[...] = result
     return out
+
+
+def library() -> ctypes.CDLL | None:
+    """The loaded libmkl_rt (pinned to one thread), or None where it cannot load."""
+    loaded = _library if _loaded else _load()
+    return loaded and loaded.cdll
 
 
 def unavailable() -> str | None:

@@ -58,6 +58,26 @@ MATMUL_SHAPES = [
     (3, 100, 2),
     (1, 10, 1),
 ]
+# MKL's kernel changes with the shape and the transpose flags: output widths 5 to 11 (where
+# its small kernel and its vector one meet), single columns and rows, long sums
+PRODUCT_SHAPES = [
+    (3, 7, 5),
+    (16, 9, 6),
+    (20, 33, 7),
+    (4, 64, 8),
+    (7, 5, 9),
+    (33, 12, 10),
+    (2, 70, 11),
+    (9, 17, 33),
+    (65, 3, 1),
+    (1, 40, 17),
+    (70, 70, 70),
+]
+LAYOUTS = ("ab", "aTb", "abT", "aTbT")  # which operands are transposed views of a copy
+VECTOR_SHAPES = [(1, 1), (5, 3), (7, 64), (33, 9), (64, 70), (2, 300)]
+DOT_SIZES = [1, 2, 7, 8, 9, 31, 64, 100, 1000]
+LINEAR_SHAPES = [(32, 16, 64), (32, 64, 1), (8, 3, 5), (10, 7, 12)]  # batch, in, out
+MATMUL_THREADS = 1  # the engine's MKL runs on one thread (PyTorch's on two differs, see below)
 OPTIMIZERS = [
     ("SGD", {"lr": 0.1}),
     ("SGD", {"lr": 0.05, "momentum": 0.9}),
@@ -102,6 +122,25 @@ def cases() -> list[dict[str, Any]]:
         out.append({"kind": "linspace-mean", "start": start, "end": end, "steps": steps})
     for i, (m, k, n) in enumerate(MATMUL_SHAPES):
         out.append({"kind": "mm", "seed": 400 + i, "shape": [m, k, n]})
+    # through MKL's BLAS: recorded on one thread, as the engine calls it; with two, PyTorch's
+    # MKL splits some products (5 to 11 rows by 12 or more columns) and adds in another order
+    for i, (m, k, n) in enumerate(PRODUCT_SHAPES):
+        for layout in LAYOUTS:
+            for dtype in ("float32", "float64"):
+                spec = {"kind": "mm", "seed": 600 + i, "shape": [m, k, n], "layout": layout}
+                out.append(dict(spec, dtype=dtype, threads=MATMUL_THREADS))
+    for i, (m, k) in enumerate(VECTOR_SHAPES):
+        for layout in ("ab", "aTb"):
+            for dtype in ("float32", "float64"):
+                spec = {"kind": "mv", "seed": 700 + i, "shape": [m, k], "layout": layout}
+                out.append(dict(spec, dtype=dtype, threads=MATMUL_THREADS))
+    for n in DOT_SIZES:
+        for dtype in ("float32", "float64"):
+            spec = {"kind": "dot", "seed": 800 + n, "shape": [n], "dtype": dtype}
+            out.append(dict(spec, threads=MATMUL_THREADS))
+    for i, shape in enumerate(LINEAR_SHAPES):
+        spec = {"kind": "linear", "seed": 900 + i, "shape": list(shape)}
+        out.append(dict(spec, threads=MATMUL_THREADS))
     for i, (name, kwargs) in enumerate(OPTIMIZERS):
         out.append({"kind": "optim", "seed": 500 + i, "name": name, "kwargs": kwargs})
     out.append({"kind": "cubic-fit", "seed": 0})
@@ -128,14 +167,48 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
             a.add_(b, alpha=spec["alpha"])
             return _flat(a)
         return _flat(getattr(a, kind)(b, alpha=spec["alpha"]))
+    if kind == "mm" and "layout" in spec:
+        m, k, n = spec["shape"]
+        a, b = _matrix(torch, m, k, spec, "aT"), _matrix(torch, k, n, spec, "bT")
+        return _flat(a @ b)
     if kind == "mm":
         m, k, n = spec["shape"]
         return _flat(torch.randn(m, k) @ torch.randn(k, n))
+    if kind == "mv":
+        m, k = spec["shape"]
+        a = _matrix(torch, m, k, spec, "aT")
+        return _flat(a @ torch.randn(k, dtype=getattr(torch, spec["dtype"])))
+    if kind == "dot":
+        dtype = getattr(torch, spec["dtype"])
+        return _flat(
+            torch.dot(
+                torch.randn(*spec["shape"], dtype=dtype), torch.randn(*spec["shape"], dtype=dtype)
+            )
+        )
+    if kind == "linear":
+        return _linear_step(torch, *spec["shape"])
     if kind == "optim":
         return _optimizer_run(torch, spec)
     if kind == "cubic-fit":
         return _cubic_fit(torch)
     raise ValueError(f"unknown case kind {kind!r}")
+
+
+def _matrix(torch, rows: int, columns: int, spec: dict[str, Any], transposed: str):
+    """A rows x columns matrix, as a transposed view of a columns x rows one if the layout asks."""
+    dtype = getattr(torch, spec["dtype"])
+    if transposed in spec["layout"]:
+        return torch.randn(columns, rows, dtype=dtype).t()
+    return torch.randn(rows, columns, dtype=dtype)
+
+
+def _linear_step(torch, batch: int, inputs: int, outputs: int) -> list[float]:
+    """nn.Linear's forward (addmm) and every gradient of a loss on it (its mm backward)."""
+    layer = torch.nn.Linear(inputs, outputs)
+    x = torch.randn(batch, inputs, requires_grad=True)
+    y = layer(x)
+    (y * torch.randn(batch, outputs)).sum().backward()
+    return _flat(y) + _flat(x.grad) + _flat(layer.weight.grad) + _flat(layer.bias.grad)
 
 
 def _optimizer_run(torch, spec: dict[str, Any]) -> list[float]:
@@ -191,8 +264,10 @@ def _flat(t) -> list[float]:
 def main() -> None:
     import torch
 
-    torch.set_num_threads(THREADS)
-    recorded = [dict(spec, values=run_case(torch, spec)) for spec in cases()]
+    recorded = []
+    for spec in cases():
+        torch.set_num_threads(spec.get("threads", THREADS))
+        recorded.append(dict(spec, values=run_case(torch, spec)))
     OUT.write_text(
         json.dumps({"torch": torch.__version__, "threads": THREADS, "cases": recorded}) + "\n"
     )

@@ -31,7 +31,8 @@ KNOWN_DIFFERENCES: dict[str, str] = {}
 
 def _case_id(case: dict) -> str:
     parts = [case["kind"], str(case.get("name", "")), str(case.get("shape", ""))]
-    parts += [str(case.get(k, "")) for k in ("dim", "keepdim", "transpose", "alpha", "dtype")]
+    keys = ("dim", "keepdim", "transpose", "layout", "alpha", "dtype")
+    parts += [str(case.get(k, "")) for k in keys]
     return "-".join(p for p in parts if p).replace(" ", "")
 
 
