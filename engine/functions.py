@@ -907,7 +907,6 @@ class MmBackward0(Node):
             self.save(1)
         if self.needs_input_grad[1]:
             self.save(0)
-        self.layouts = numerics.column_major(a), numerics.column_major(b)  # for the backward
         return numerics.matmul_like_torch(a, b)
 
     def backward(self, grad):
@@ -916,8 +915,8 @@ class MmBackward0(Node):
         a = next(saved) if self.needs_input_grad[1] else None
         # PyTorch's backward runs the same mm kernel as its forward
         return (
-            numerics.mm_mat1_backward(grad, b, self.layouts[0]) if b is not None else None,
-            numerics.mm_mat2_backward(grad, a, self.layouts[1]) if a is not None else None,
+            numerics.matmul_like_torch(grad, b.T) if b is not None else None,
+            numerics.matmul_like_torch(a.T, grad) if a is not None else None,
         )
 
     def backward_graph(self, grad):
@@ -937,7 +936,7 @@ class MvBackward0(MmBackward0):
         m = next(saved) if self.needs_input_grad[1] else None
         return (
             np.outer(grad, v) if v is not None else None,
-            numerics.matmul_like_torch(m.T, grad) if m is not None else None,
+            m.T @ grad if m is not None else None,
         )
 
     def backward_graph(self, grad):
@@ -978,8 +977,7 @@ class AddmmBackward0(Node):
             self.save(2)
         if self.needs_input_grad[2]:
             self.save(1)
-        self.layouts = numerics.column_major(a), numerics.column_major(b)  # for the backward
-        return numerics.addmm_like_torch(bias, a, b)  # MKL adds the bias inside the product
+        return numerics.matmul_like_torch(a, b) + bias  # MKL adds the bias last
 
     def backward(self, grad):
         saved = iter(self.saved_values())
@@ -987,8 +985,8 @@ class AddmmBackward0(Node):
         a = next(saved) if self.needs_input_grad[2] else None
         return (
             grad,
-            numerics.mm_mat1_backward(grad, b, self.layouts[0]) if b is not None else None,
-            numerics.mm_mat2_backward(grad, a, self.layouts[1]) if a is not None else None,
+            numerics.matmul_like_torch(grad, b.T) if b is not None else None,
+            numerics.matmul_like_torch(a.T, grad) if a is not None else None,
         )
 
     def backward_graph(self, grad):
@@ -1506,6 +1504,9 @@ class VarBackward0(Node):
         (a,) = self.saved_values()
         return (_var_backward(grad, a, self.dims, self.correction, self.keepdim),)
 
+    def backward_graph(self, grad):
+        return (_var_backward_graph(grad, _linked(self)[0], self),)
+
 
 def variance(a, dims, correction, keepdim, root=False):
     """var (or, with root, std) accumulated in float64, as PyTorch's CPU kernel does."""
@@ -1526,6 +1527,24 @@ def _var_backward(grad, a, dims, correction, keepdim):
         return scale * grad * (a - a.mean(axis=axis, keepdims=True, dtype=a.dtype))
 
 
+def _var_backward_graph(grad, a, node):
+    """PyTorch's var_backward, from ops that record themselves: 2/(n - correction) * grad *
+    (self - mean), the gradient's reduced dims put back first (only for 2 dims and more)."""
+    if a.ndim == 0 or node.dims is None:
+        dof = degrees_of_freedom(a.shape, None, node.correction)
+        if dof <= 0:
+            raise UnsupportedByGradtrace(
+                f"double backward through {node.name()} with no degrees of freedom is not "
+                "supported by gradtrace's engine"
+            )
+        return _scaled(grad, 2.0 / dof) * (a - a.mean())
+    dims = (node.dims,) if isinstance(node.dims, int) else tuple(node.dims)
+    if not node.keepdim and a.ndim > 1:
+        grad = _unsqueezed(grad, dims, False)
+    dof = degrees_of_freedom(a.shape, dims, node.correction)
+    return _scaled(grad, 2.0 / dof if dof else math.inf) * (a - a.mean(dims, keepdim=True))
+
+
 class StdBackward0(Node):
     formula = "grad_self = grad * (self - mean) / ((n - correction) * result)"
 
@@ -1540,6 +1559,12 @@ class StdBackward0(Node):
             # where the std is 0 PyTorch sends 0, not the nan that 0/0 would give
             grad = np.where(result == 0, 0, grad / (2 * result)).astype(result.dtype)
         return (_var_backward(grad, a, self.dims, self.correction, self.keepdim),)
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        result = saved["result"]
+        grad = (grad / _scaled(result, 2)).masked_fill(result == 0, 0)
+        return (_var_backward_graph(grad, saved[0], self),)
 
 
 class LinalgVectorNormBackward0(Node):
@@ -1578,6 +1603,21 @@ class LinalgVectorNormBackward0(Node):
             else:
                 out = a * np.abs(a) ** (p - 2) * np.where(norm == 0, 0, grad / norm ** (p - 1))
         return (out.astype(a.dtype, copy=False),)
+
+    def backward_graph(self, grad):
+        if self.ord not in (1, 2):
+            raise UnsupportedByGradtrace(
+                f"double backward through {self.name()} with ord={self.ord} is not supported "
+                "by gradtrace's engine (ord=1 and ord=2 are)"
+            )
+        saved = _linked(self)
+        a, norm = saved[0], saved["result"]
+        if self.dims is not None and not self.keepdim and a.ndim:
+            dims = (self.dims,) if isinstance(self.dims, int) else tuple(self.dims)
+            grad, norm = _unsqueezed(grad, dims, False), _unsqueezed(norm, dims, False)
+        if self.ord == 1:
+            return (a.sgn() * grad,)
+        return (grad * (a / norm).masked_fill(norm == 0, 0),)
 
 
 def vector_norm(a, ord, dims, keepdim):
