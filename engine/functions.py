@@ -907,6 +907,7 @@ class MmBackward0(Node):
             self.save(1)
         if self.needs_input_grad[1]:
             self.save(0)
+        self.layouts = numerics.column_major(a), numerics.column_major(b)  # for the backward
         return numerics.matmul_like_torch(a, b)
 
     def backward(self, grad):
@@ -915,8 +916,8 @@ class MmBackward0(Node):
         a = next(saved) if self.needs_input_grad[1] else None
         # PyTorch's backward runs the same mm kernel as its forward
         return (
-            numerics.matmul_like_torch(grad, b.T) if b is not None else None,
-            numerics.matmul_like_torch(a.T, grad) if a is not None else None,
+            numerics.mm_mat1_backward(grad, b, self.layouts[0]) if b is not None else None,
+            numerics.mm_mat2_backward(grad, a, self.layouts[1]) if a is not None else None,
         )
 
     def backward_graph(self, grad):
@@ -936,7 +937,7 @@ class MvBackward0(MmBackward0):
         m = next(saved) if self.needs_input_grad[1] else None
         return (
             np.outer(grad, v) if v is not None else None,
-            m.T @ grad if m is not None else None,
+            numerics.matmul_like_torch(m.T, grad) if m is not None else None,
         )
 
     def backward_graph(self, grad):
@@ -977,7 +978,8 @@ class AddmmBackward0(Node):
             self.save(2)
         if self.needs_input_grad[2]:
             self.save(1)
-        return numerics.matmul_like_torch(a, b) + bias  # MKL adds the bias last
+        self.layouts = numerics.column_major(a), numerics.column_major(b)  # for the backward
+        return numerics.addmm_like_torch(bias, a, b)  # MKL adds the bias inside the product
 
     def backward(self, grad):
         saved = iter(self.saved_values())
@@ -985,8 +987,8 @@ class AddmmBackward0(Node):
         a = next(saved) if self.needs_input_grad[2] else None
         return (
             grad,
-            numerics.matmul_like_torch(grad, b.T) if b is not None else None,
-            numerics.matmul_like_torch(a.T, grad) if a is not None else None,
+            numerics.mm_mat1_backward(grad, b, self.layouts[0]) if b is not None else None,
+            numerics.mm_mat2_backward(grad, a, self.layouts[1]) if a is not None else None,
         )
 
     def backward_graph(self, grad):
