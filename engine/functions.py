@@ -649,6 +649,16 @@ class MaxBackward0(Node):
         np.put_along_axis(out, self.indices, grad, axis=self.dim)
         return (out.reshape(self.shape),)
 
+    def backward_graph(self, grad):
+        if not self.shape:
+            raise UnsupportedByGradtrace(
+                f"double backward through {self.name()} of a 0-dim tensor is not supported by "
+                "gradtrace's engine"
+            )
+        if not self.keepdim:
+            grad = grad.unsqueeze(self.dim)
+        return (_scattered_into_zeros(grad, self.shape, self.dim, self.indices),)
+
 
 class MinBackward0(MaxBackward0):
     pick = staticmethod(np.argmin)
@@ -1177,6 +1187,13 @@ def _apply(node_cls, inputs: tuple, **kwargs):
 def _scaled(t, number):
     """t times a number, as PyTorch's own formulas multiply (mul.Scalar: MulBackward1)."""
     return record.apply(MulBackward1, (t,), other=number)
+
+
+def _scattered_into_zeros(grad, shape, dim, indices):
+    """PyTorch's value_selecting_reduction_backward: zeros of the input's shape, with the
+    gradient scattered back to where each picked value came from (ScatterBackward0)."""
+    zeros = record.leaf(np.zeros(shape, grad._array.dtype), False, "zeros")
+    return _apply(ScatterBackward0, (zeros, grad), dim=dim, index=indices)
 
 
 def _one_minus(t):
@@ -1746,6 +1763,11 @@ class TopkBackward0(Node):
         np.put_along_axis(out, self.indices, grad, axis=self.dim)
         return (out,)
 
+    def backward_graph(self, grad):
+        if grad.ndim == 0:
+            return (grad,)
+        return (_scattered_into_zeros(grad, self.shape, self.dim, self.indices),)
+
 
 class SortBackward0(TopkBackward0):
     formula = "grad_self = grad put back where each sorted value came from"
@@ -1806,12 +1828,17 @@ class GatherBackward0(Node):
 
     def forward(self, a, dim, index):
         self.shape, self.where = a.shape, _along(index, dim)
+        self.dim, self.index = dim, index
         return a[self.where]
 
     def backward(self, grad):
         out = np.zeros(self.shape, grad.dtype)
         np.add.at(out, self.where, grad)  # a position gathered twice gets both grads
         return (out,)
+
+    def backward_graph(self, grad):
+        zeros = record.leaf(np.zeros(self.shape, grad._array.dtype), False, "zeros")
+        return (_apply(ScatterAddBackward0, (zeros, grad), dim=self.dim, index=self.index),)
 
 
 def _along(index: np.ndarray, dim: int) -> tuple:
@@ -1896,6 +1923,9 @@ class MaskedFillBackward0(Node):
 
     def backward(self, grad):
         return (np.where(self.mask, np.zeros((), grad.dtype), grad),)
+
+    def backward_graph(self, grad):
+        return (_apply(MaskedFillBackward0, (grad,), mask=self.mask, value=0),)
 
 
 class MaskedFillBackward1(MaskedFillBackward0):

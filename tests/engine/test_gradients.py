@@ -2033,6 +2033,11 @@ def _two_rows(t):
     return torch.stack([t.reshape(-1), t.reshape(-1) + 0.5])
 
 
+def _first_index(t):
+    """gather's index: the first element along the last dim, twice."""
+    return torch.zeros(tuple(t.shape[:-1]) + (2,), dtype=torch.int64)
+
+
 AWAY_FROM_ONE = NONZERO.filter(lambda v: abs(abs(v) - 1) > 0.05)  # hardtanh's corners at ±1
 
 SECOND_ORDER = {
@@ -2068,6 +2073,12 @@ SECOND_ORDER = {
     "norm": (lambda x: x.norm() * x.sum(), NONZERO),
     "norm_dim": (lambda x: x.norm(dim=-1) * x.sum() if x.ndim else x * x, NONZERO),
     "norm_l1": (lambda x: x.norm(1) * x.sum(), NONZERO),
+    # picking values: ties would move under a finite difference, so the values are distinct
+    "sort": (lambda x: x.exp().sort(-1)[0] if x.ndim else x * x, GRID),
+    "topk": (lambda x: x.exp().topk(1)[0] if x.ndim else x * x, GRID),
+    "max_dim": (lambda x: x.exp().max(-1)[0] if x.ndim else x * x, GRID),
+    "gather": (lambda x: (x * x).gather(-1, _first_index(x)) if x.ndim else x * x, ANY),
+    "masked_fill": (lambda x: (x * x).masked_fill(x > 0, 2.0), NONZERO),
     "flip": (lambda x: (x * x).flip(0) if x.ndim else x * x, ANY),
     "roll": (lambda x: (x * x).roll(1, 0) if x.ndim else x * x, ANY),
     "tril": (lambda x: (x * x).tril() if x.ndim == 2 else x * x, ANY),
@@ -2081,7 +2092,7 @@ SECOND_ORDER = {
 def test_second_derivatives(name, data):
     op, elements = SECOND_ORDER[name]
     shape = data.draw(SHAPES, label="shape")
-    x = data.draw(arrays(shape, elements), label="x")
+    x = data.draw(arrays(shape, elements, unique=elements is GRID), label="x")
     out_shape = tuple(op(torch.tensor(x)).shape)  # reductions and repeat change the shape
     grad_output = data.draw(arrays(out_shape), label="grad_output")
 

@@ -644,3 +644,36 @@ print(penalty, w.grad)
 del h  # a second derivative of exactly 0 (its sign follows the order of operations)
 """,
 )
+S(
+    "fixes-double-backward-picking-values",
+    """
+import torch
+
+
+def tree(node, depth=0):
+    if node is None:
+        return "None"
+    if depth == 3 or not node.next_functions:
+        return node.name()
+    return node.name() + "(" + ", ".join(tree(f, depth + 1) for f, _ in node.next_functions) + ")"
+
+
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+w = torch.tensor([[1.5, 0.7, 1.2], [0.4, 2.0, 0.9]], requires_grad=True)
+ops = {
+    "sort(1)": lambda: (x * w).sort(1)[0],
+    "sort(0, descending)": lambda: (x * w).sort(0, descending=True)[0],
+    "topk(2)": lambda: (x * w).topk(2)[0], "topk(1, 0)": lambda: (x * w).topk(1, 0)[0],
+    "max(1)": lambda: (x * w).max(1)[0], "max(0, keepdim)": lambda: (x * w).max(0, keepdim=True)[0],
+    "min(1)": lambda: (x * w).min(1)[0],
+    "gather": lambda: (x * w).gather(1, torch.tensor([[0, 0], [2, 1]])),
+    "masked_fill": lambda: (x * w).masked_fill(x > 0, 5.0),
+}
+for name, op in ops.items():
+    y = op()
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    print(name, g.grad_fn.name(), tree(g.grad_fn))
+    print(g)
+    print(torch.autograd.grad(g.sum(), x))
+""",
+)
