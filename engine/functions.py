@@ -1818,6 +1818,11 @@ class SplitBackward0(Node):
     def backward(self, *grads):
         return (np.concatenate(grads, axis=self.dim),)
 
+    def backward_graph(self, *grads):
+        from engine.creation import cat  # creation builds its tensors with these nodes
+
+        return (cat(grads, self.dim),)  # PyTorch's split_backward: the pieces' grads, joined
+
 
 class SplitWithSizesBackward0(SplitBackward0):
     """split([sizes])."""

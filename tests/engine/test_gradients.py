@@ -2079,6 +2079,8 @@ SECOND_ORDER = {
     "max_dim": (lambda x: x.exp().max(-1)[0] if x.ndim else x * x, GRID),
     "gather": (lambda x: (x * x).gather(-1, _first_index(x)) if x.ndim else x * x, ANY),
     "masked_fill": (lambda x: (x * x).masked_fill(x > 0, 2.0), NONZERO),
+    "split": (lambda x: torch.cat([p * p * i for i, p in enumerate(x.reshape(-1).split(1))]), ANY),
+    "chunk_one_used": (lambda x: x.reshape(-1).chunk(2)[0] ** 3, ANY),
     "flip": (lambda x: (x * x).flip(0) if x.ndim else x * x, ANY),
     "roll": (lambda x: (x * x).roll(1, 0) if x.ndim else x * x, ANY),
     "tril": (lambda x: (x * x).tril() if x.ndim == 2 else x * x, ANY),

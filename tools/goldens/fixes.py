@@ -677,3 +677,23 @@ for name, op in ops.items():
     print(torch.autograd.grad(g.sum(), x))
 """,
 )
+S(
+    "fixes-double-backward-split",
+    """
+import torch
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+w = torch.tensor([[1.5, 0.7, 1.2], [0.4, 2.0, 0.9]], requires_grad=True)
+losses = {
+    "split(1)": lambda: sum((p * (i + 1)).sum() for i, p in enumerate((x * w).split(1))),
+    "split([1, 2], 1)": lambda: sum((p * p).sum() for p in (x * w).split([1, 2], 1)),
+    "one chunk used": lambda: ((x * w).chunk(3, 1)[1] ** 2).sum(),
+    "unbind(1)": lambda: sum((p**2).sum() for p in (x * w).unbind(1)),
+}
+for name, loss in losses.items():
+    y = loss()
+    (g,) = torch.autograd.grad(y * y, x, create_graph=True)
+    inner = g.grad_fn.next_functions[0][0]
+    print(name, g.grad_fn.name(), inner.name(), [type(f).__name__ for f, _ in inner.next_functions])
+    print(g, torch.autograd.grad(g.sum(), x))
+""",
+)
