@@ -19,12 +19,15 @@ library cannot load; the caller keeps its numpy product then.
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import numpy as np
 
 from engine import vml
 
-COLUMN_MAJOR, NO_TRANSPOSE, TRANSPOSE = 102, 111, 112
+ROW_MAJOR, COLUMN_MAJOR, NO_TRANSPOSE, TRANSPOSE = 101, 102, 111, 112
+SCRATCH = 16384  # products whose operands and result are this small go through buffers
+MAX_PLANS = 256
 _INT, _POINTER = ctypes.c_int, ctypes.c_void_p
 _SCALARS = {
     np.dtype(np.float32): ("s", ctypes.c_float),
@@ -33,20 +36,27 @@ _SCALARS = {
 
 
 class _Functions:
-    """cblas_?gemm, cblas_?gemv and cblas_?dot of one dtype, with their C signatures."""
+    """cblas_?gemm, cblas_?gemv and cblas_?dot of one dtype, and gemm's scratch buffers."""
 
-    def __init__(self, library: ctypes.CDLL, prefix: str, scalar):
+    def __init__(self, library: ctypes.CDLL, dtype: np.dtype, prefix: str, scalar):
         self.gemm = getattr(library, f"cblas_{prefix}gemm")
-        self.gemm.argtypes = [_INT] * 6 + [scalar, _POINTER, _INT, _POINTER, _INT, scalar]
-        self.gemm.argtypes += [_POINTER, _INT]
-        self.gemm.restype = None
+        self.gemm.restype = None  # called with ready-made C arguments only (see mm)
         self.gemv = getattr(library, f"cblas_{prefix}gemv")
         self.gemv.argtypes = [_INT] * 4 + [scalar, _POINTER, _INT, _POINTER, _INT, scalar]
         self.gemv.argtypes += [_POINTER, _INT]
         self.gemv.restype = None
+        self.gemm_batch = getattr(library, f"cblas_{prefix}gemm_batch_strided")
+        self.gemm_batch.restype = None
         self.dot = getattr(library, f"cblas_{prefix}dot")
         self.dot.argtypes = [_INT, _POINTER, _INT, _POINTER, _INT]
         self.dot.restype = scalar
+        self.one, self.zero = scalar(1.0), scalar(0.0)
+        # small products go through buffers whose addresses are known: asking numpy for an
+        # array's address costs more than multiplying a 32x16 batch by a 16x64 weight
+        self.buffers = [np.empty(SCRATCH, dtype) for _ in range(3)]
+        self.addresses = [ctypes.c_void_p(buffer.ctypes.data) for buffer in self.buffers]
+        self.plans = {}  # (shapes, layouts, bias?) -> views of the buffers and gemm's arguments
+        self.lock = threading.Lock()
 
 
 _functions: dict | None = None
@@ -66,7 +76,10 @@ def _load() -> dict:
     library = vml.library()
     if library is None:
         return {}
-    return {dtype: _Functions(library, *names) for dtype, names in _SCALARS.items()}
+    return {
+        dtype: _Functions(library, dtype, prefix, scalar)
+        for dtype, (prefix, scalar) in _SCALARS.items()
+    }
 
 
 def _element_strides(array: np.ndarray) -> tuple[int, ...]:
@@ -79,15 +92,80 @@ def mm(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> np.ndarr
     if functions is None or (bias is not None and bias.dtype != a.dtype):
         return None
     m, n = a.shape[0], b.shape[1]
+    if a.size <= SCRATCH and b.size <= SCRATCH and m * n <= SCRATCH:
+        staged = _staged(functions, a, b, m, n, bias)
+        if staged is not None:
+            return staged
     out = np.empty((m, n), a.dtype)
     if bias is not None:
         out[...] = bias
-    _gemm(functions, a, b, out, 0.0 if bias is None else 1.0)
+    flags, sizes, lds, first, second = _gemm_arguments(a, b, out)
+    functions.gemm(
+        COLUMN_MAJOR,
+        *flags,
+        *sizes,
+        functions.one,
+        ctypes.c_void_p(first.ctypes.data),
+        lds[0],
+        ctypes.c_void_p(second.ctypes.data),
+        lds[1],
+        functions.zero if bias is None else functions.one,
+        ctypes.c_void_p(out.ctypes.data),
+        lds[2],
+    )
     return out
 
 
-def _gemm(functions: _Functions, m1: np.ndarray, m2: np.ndarray, out: np.ndarray, beta: float):
-    """addmm_impl_cpu_ for a C-contiguous `out`: it is read as Cᵀ, so the operands swap."""
+def _staged(functions: _Functions, a, b, m: int, n: int, bias) -> np.ndarray | None:
+    """mm through the scratch buffers, for operands that lie row by row or column by column:
+    copied with their layout, the transpose flags are the ones their own strides give."""
+    key = (a.shape, a.strides, b.shape, b.strides, bias is None)
+    with functions.lock:
+        plan = functions.plans.get(key, False)
+        if plan is False:
+            if len(functions.plans) >= MAX_PLANS:
+                functions.plans.clear()  # a course uses a few shapes; a sweep should not pile up
+            plan = functions.plans[key] = _plan(functions, a, b, m, n, bias is None)
+        if plan is None:
+            return None
+        a_view, b_view, out, arguments = plan
+        np.copyto(a_view, a)
+        np.copyto(b_view, b)
+        if bias is not None:
+            np.copyto(out, bias)
+        functions.gemm(*arguments)
+        return out.copy()
+
+
+def _plan(functions: _Functions, a, b, m: int, n: int, no_bias: bool) -> tuple | None:
+    """Views of the buffers shaped and laid out as a, b and the result, and gemm's arguments
+    (None unless both operands are C- or F-contiguous)."""
+    if not all(x.flags.c_contiguous or x.flags.f_contiguous for x in (a, b)):
+        return None
+    a_buffer, b_buffer, out_buffer = functions.buffers
+    a_view, b_view = _like(a, a_buffer), _like(b, b_buffer)
+    out = out_buffer[: m * n].reshape(m, n)
+    flags, sizes, lds, first, _ = _gemm_arguments(a_view, b_view, out)
+    a_address, b_address, out_address = functions.addresses
+    if first is not a_view:  # the result is read transposed: b comes first
+        a_address, b_address = b_address, a_address
+    beta = functions.zero if no_bias else functions.one
+    arguments = (COLUMN_MAJOR, *flags, *sizes, functions.one, a_address, lds[0], b_address)
+    arguments += (lds[1], beta, out_address, lds[2])
+    return a_view, b_view, out, arguments
+
+
+def _like(x: np.ndarray, buffer: np.ndarray) -> np.ndarray:
+    """A view of the start of buffer with x's shape and memory order (C or F)."""
+    rows, columns = x.shape
+    if x.flags.c_contiguous:
+        return buffer[: rows * columns].reshape(rows, columns)
+    return buffer[: rows * columns].reshape(columns, rows).T
+
+
+def _gemm_arguments(m1: np.ndarray, m2: np.ndarray, out: np.ndarray) -> tuple:
+    """addmm_impl_cpu_ for a C-contiguous `out`, read as Cᵀ (so the operands swap): the
+    transpose flags, (m, n, k), the leading dimensions and the two operands in call order."""
     m, k = m1.shape
     n = m2.shape[1]
     transpose_out = n != 1  # a single column is column-major too: then it is read as it lies
@@ -109,22 +187,8 @@ def _gemm(functions: _Functions, m1: np.ndarray, m2: np.ndarray, out: np.ndarray
         ldb = n if k == 1 else ldb
     elif n == 1:
         ldb = k
-    functions.gemm(
-        COLUMN_MAJOR,
-        TRANSPOSE if transpose_a else NO_TRANSPOSE,
-        TRANSPOSE if transpose_b else NO_TRANSPOSE,
-        m,
-        n,
-        k,
-        1.0,
-        a.ctypes.data,
-        lda,
-        b.ctypes.data,
-        ldb,
-        beta,
-        out.ctypes.data,
-        ldc,
-    )
+    flags = (TRANSPOSE if transpose_a else NO_TRANSPOSE, TRANSPOSE if transpose_b else NO_TRANSPOSE)
+    return flags, (m, n, k), (lda, ldb, ldc), a, b
 
 
 def _operand(x: np.ndarray, rows: int, columns: int, transposed_view: bool):
@@ -138,6 +202,56 @@ def _operand(x: np.ndarray, rows: int, columns: int, transposed_view: bool):
     if slow == 1 and fast >= max(1, columns):
         return True, x
     return not transposed_view, np.ascontiguousarray(x)
+
+
+def bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """A batch of products a[i] @ b[i] as one row-major strided batch call (bmm's MKL path);
+    the caller handles the small products PyTorch computes with its own loop."""
+    functions = _for(a, b)
+    if functions is None:
+        return None
+    count, m, k = a.shape
+    n = b.shape[2]
+    a_flag, a, lda = _batch_operand(a)
+    b_flag, b, ldb = _batch_operand(b)
+    out = np.empty((count, m, n), a.dtype)
+    functions.gemm_batch(
+        ROW_MAJOR,
+        a_flag,
+        b_flag,
+        m,
+        n,
+        k,
+        functions.one,
+        ctypes.c_void_p(a.ctypes.data),
+        lda,
+        a.strides[0] // a.itemsize,
+        ctypes.c_void_p(b.ctypes.data),
+        ldb,
+        b.strides[0] // b.itemsize,
+        functions.zero,
+        ctypes.c_void_p(out.ctypes.data),
+        n,
+        m * n,
+        count,
+    )
+    return out
+
+
+def _batch_operand(x: np.ndarray) -> tuple:
+    """(flag, array, leading dimension) of a batch of row-major matrices: as they lie if their
+    rows or their columns are contiguous, else a copy."""
+    _, rows, columns = x.shape
+    batch_stride, row_stride, column_stride = _element_strides(x)
+    if batch_stride > 0:
+        if column_stride == 1 and row_stride >= max(1, columns):
+            return NO_TRANSPOSE, x, row_stride
+        if row_stride == 1 and column_stride >= max(1, rows):
+            return TRANSPOSE, x, column_stride
+        if rows == 1 or columns == 1:  # a single row or column: any stride reads it in order
+            x = np.ascontiguousarray(x)
+            return NO_TRANSPOSE, x, max(1, columns)
+    return NO_TRANSPOSE, np.ascontiguousarray(x), max(1, columns)
 
 
 def mv(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray | None:

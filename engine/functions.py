@@ -2305,7 +2305,7 @@ class Exp2Backward0(_OfResult):
 
 class Expm1Backward0(_OfResult):
     formula = "grad_self = grad * (result + 1)"
-    function = staticmethod(np.expm1)
+    function = staticmethod(numerics.expm1)
 
     def derivative(self, result):
         return result + 1
@@ -2344,10 +2344,10 @@ class AtanBackward0(_OfSelf):
 
 class SinhBackward0(_OfSelf):
     formula = "grad_self = grad * cosh(self)"
-    function = staticmethod(np.sinh)
+    function = staticmethod(numerics.sinh)
 
     def derivative(self, a):
-        return np.cosh(a)
+        return numerics.cosh(a)
 
     def backward_graph(self, grad):
         return (grad * _linked(self)[0].cosh(),)
@@ -2355,10 +2355,10 @@ class SinhBackward0(_OfSelf):
 
 class CoshBackward0(_OfSelf):
     formula = "grad_self = grad * sinh(self)"
-    function = staticmethod(np.cosh)
+    function = staticmethod(numerics.cosh)
 
     def derivative(self, a):
-        return np.sinh(a)
+        return numerics.sinh(a)
 
     def backward_graph(self, grad):
         return (grad * _linked(self)[0].sinh(),)
@@ -2382,14 +2382,14 @@ class AcoshBackward0(_OfSelf):
 
 class AtanhBackward0(_OfSelf):
     formula = "grad_self = grad / (1 - self²)"
-    function = staticmethod(np.arctanh)
+    function = staticmethod(numerics.arctanh)
 
     def derivative(self, a):
         return 1 / (1 - a * a)
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+_erf = numerics.erf  # MKL's VML, as PyTorch's
+_erfc = numerics.erfc
 
 
 class ErfBackward0(_OfSelf):
@@ -2397,7 +2397,7 @@ class ErfBackward0(_OfSelf):
     function = staticmethod(_erf)
 
     def derivative(self, a):
-        return a.dtype.type(2 / math.sqrt(math.pi)) * np.exp(-a * a)
+        return a.dtype.type(2 / math.sqrt(math.pi)) * numerics.unary_like_torch(np.exp, -a * a)
 
     def backward_graph(self, grad):
         a = _linked(self)[0]
@@ -2409,7 +2409,7 @@ class ErfcBackward0(_OfSelf):
     function = staticmethod(_erfc)
 
     def derivative(self, a):
-        return a.dtype.type(-2 / math.sqrt(math.pi)) * np.exp(-a * a)
+        return a.dtype.type(-2 / math.sqrt(math.pi)) * numerics.unary_like_torch(np.exp, -a * a)
 
 
 class Log2Backward0(_OfSelf):
@@ -2430,7 +2430,7 @@ class Log10Backward0(_OfSelf):
 
 class Log1PBackward0(_OfSelf):
     formula = "grad_self = grad / (self + 1)"
-    function = staticmethod(np.log1p)
+    function = staticmethod(numerics.log1p)
 
     def derivative(self, a):
         return 1 / (a + 1)
@@ -3287,15 +3287,15 @@ class BmmBackward0(Node):
             self.save(1)
         if self.needs_input_grad[1]:
             self.save(0)
-        return a @ b
+        return numerics.bmm_like_torch(a, b)
 
     def backward(self, grad):
         saved = iter(self.saved_values())
         b = next(saved) if self.needs_input_grad[0] else None
         a = next(saved) if self.needs_input_grad[1] else None
         return (
-            grad @ b.swapaxes(1, 2) if b is not None else None,
-            a.swapaxes(1, 2) @ grad if a is not None else None,
+            numerics.bmm_like_torch(grad, b.swapaxes(1, 2)) if b is not None else None,
+            numerics.bmm_like_torch(a.swapaxes(1, 2), grad) if a is not None else None,
         )
 
 

@@ -1,7 +1,7 @@
 """MKL's vector math library (VML), called the way PyTorch 2.13's CPU kernels call it.
 
-PyTorch computes sin, cos, tan, exp, log, log2, log10, sqrt, tanh, atan, asin and acos of
-contiguous float32 and float64 runs with MKL's vms*/vmd* functions in high-accuracy mode
+PyTorch computes sin, cos, tan, exp, log, log2, log10, sqrt, tanh, atan, asin, acos, erf and
+erfc of contiguous float32 and float64 runs with MKL's vms*/vmd* functions in high-accuracy mode
 (aten/src/ATen/cpu/vml.h, reached from UnaryOpsKernel.cpp for every size and stride: strided
 inputs are copied into a buffer first). VML is not correctly rounded: its last bit differs from
 numpy's in 4-30% of float32 inputs, which is enough to change the digits a lesson prints. The
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.metadata
+import math
 import threading
 from pathlib import Path
 
@@ -37,10 +38,16 @@ SCRATCH = 4096  # arrays up to this size go through buffers whose addresses are 
 # void vmsSin(const MKL_INT n, const float* a, float* r, MKL_INT64 mode), and so on
 SIGNATURE = (ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 
+# numpy has no erf or erfc: these are the C library's, in float64, where VML is not loaded
+erf = np.vectorize(math.erf, otypes=[np.float64])
+erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
 # numpy's function -> VML's name, only for what PyTorch hands to VML (not log1p, expm1, sinh,
 # cosh, the inverse hyperbolics, rsqrt, sigmoid or pow: those run on PyTorch's own vector
-# code). PyTorch's erf, erfc and erfinv are VML's too; the engine computes them elsewhere.
+# code). PyTorch's erfinv is VML's too; the engine has no erfinv.
 NAMES = {
+    erf: "Erf",
+    erfc: "Erfc",
     np.sin: "Sin",
     np.cos: "Cos",
     np.tan: "Tan",

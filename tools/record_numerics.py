@@ -76,7 +76,10 @@ PRODUCT_SHAPES = [
 LAYOUTS = ("ab", "aTb", "abT", "aTbT")  # which operands are transposed views of a copy
 VECTOR_SHAPES = [(1, 1), (5, 3), (7, 64), (33, 9), (64, 70), (2, 300)]
 DOT_SIZES = [1, 2, 7, 8, 9, 31, 64, 100, 1000]
+# bmm: below 400 multiply-adds per product PyTorch's own loop, above it one MKL batch call
+BATCH_SHAPES = [(3, 2, 3, 4), (2, 7, 7, 8), (4, 9, 5, 16), (2, 33, 17, 9), (3, 8, 64, 12)]
 LINEAR_SHAPES = [(32, 16, 64), (32, 64, 1), (8, 3, 5), (10, 7, 12)]  # batch, in, out
+VML_FUNCTIONS = ("erf", "erfc")  # exact through VML (sinh, cosh, ... are not: engine/numerics)
 MATMUL_THREADS = 1  # the engine's MKL runs on one thread (PyTorch's on two differs, see below)
 OPTIMIZERS = [
     ("SGD", {"lr": 0.1}),
@@ -138,9 +141,17 @@ def cases() -> list[dict[str, Any]]:
         for dtype in ("float32", "float64"):
             spec = {"kind": "dot", "seed": 800 + n, "shape": [n], "dtype": dtype}
             out.append(dict(spec, threads=MATMUL_THREADS))
+    for i, shape in enumerate(BATCH_SHAPES):
+        for layout in ("ab", "abT"):
+            for dtype in ("float32", "float64"):
+                spec = {"kind": "bmm", "seed": 850 + i, "shape": list(shape), "layout": layout}
+                out.append(dict(spec, dtype=dtype, threads=MATMUL_THREADS))
     for i, shape in enumerate(LINEAR_SHAPES):
         spec = {"kind": "linear", "seed": 900 + i, "shape": list(shape)}
         out.append(dict(spec, threads=MATMUL_THREADS))
+    for i, name in enumerate(VML_FUNCTIONS):
+        for dtype in ("float32", "float64"):
+            out.append({"kind": "unary", "seed": 950 + i, "name": name, "dtype": dtype})
     for i, (name, kwargs) in enumerate(OPTIMIZERS):
         out.append({"kind": "optim", "seed": 500 + i, "name": name, "kwargs": kwargs})
     out.append({"kind": "cubic-fit", "seed": 0})
@@ -185,6 +196,23 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
                 torch.randn(*spec["shape"], dtype=dtype), torch.randn(*spec["shape"], dtype=dtype)
             )
         )
+    if kind == "bmm":
+        count, m, k, n = spec["shape"]
+        dtype = getattr(torch, spec["dtype"])
+        a = torch.randn(count, m, k, dtype=dtype, requires_grad=True)
+        if "bT" in spec["layout"]:
+            b = torch.randn(count, n, k, dtype=dtype).transpose(1, 2).requires_grad_()
+        else:
+            b = torch.randn(count, k, n, dtype=dtype, requires_grad=True)
+        out = torch.bmm(a, b)
+        (out * torch.randn(count, m, n, dtype=dtype)).sum().backward()
+        return _flat(out) + _flat(a.grad) + _flat(b.grad)
+    if kind == "unary":
+        x = torch.randn(3000, dtype=getattr(torch, spec["dtype"])) * 2
+        x.requires_grad_()
+        y = getattr(torch, spec["name"])(x)
+        y.sum().backward()
+        return _flat(y) + _flat(x.grad)
     if kind == "linear":
         return _linear_step(torch, *spec["shape"])
     if kind == "optim":

@@ -84,3 +84,50 @@ for make in (torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop, torch.opt
     print(make.__name__, loss.item(), w.tolist())
 """,
 )
+
+S(
+    "vml-erf-erfc",
+    """
+import torch
+for dtype in (torch.float32, torch.float64):
+    x = (torch.randn(40, dtype=dtype) * 2).requires_grad_()
+    y = torch.erf(x)
+    z = x.erfc()
+    (y.sum() + z.sum() * 0.5).backward()
+    print(y.tolist())
+    print(z.tolist())
+    print(x.grad.tolist())
+""",
+)
+
+# products through MKL's BLAS (engine/blas.py): widths 5 to 11, transposed operands, vectors,
+# batches on both sides of bmm's 400 threshold, and nn.Linear's forward and backward. The
+# goldens run PyTorch on two threads, where MKL splits some 5-11-row products differently from
+# the engine's single thread; these shapes are ones both agree on.
+S(
+    "vml-blas-products",
+    """
+import torch
+a = torch.randn(4, 9)
+b = torch.randn(9, 7)
+print((a @ b).tolist())
+print((torch.randn(9, 4).t() @ torch.randn(11, 9).t()).tolist())
+print((torch.randn(16, 33) @ torch.randn(33, 6)).tolist())
+print((torch.randn(3, 20) @ torch.randn(20)).tolist())
+print(torch.randn(20, 3).t().mv(torch.randn(20)).tolist())
+print(torch.dot(torch.randn(50), torch.randn(50)).item())
+print(torch.randn(37, dtype=torch.float64).dot(torch.randn(37, dtype=torch.float64)).item())
+small = torch.bmm(torch.randn(2, 3, 4), torch.randn(2, 4, 5))
+large = torch.bmm(torch.randn(3, 4, 17), torch.randn(3, 8, 17).transpose(1, 2))
+print(small.tolist(), large.tolist())
+print((torch.randn(2, 3, 16) @ torch.randn(2, 16, 12)).tolist())
+layer = torch.nn.Linear(16, 12)
+x = torch.randn(32, 16, requires_grad=True)
+out = layer(x)
+(out * torch.randn(32, 12)).sum().backward()
+print(out.tolist())
+print(x.grad.tolist())
+print(layer.weight.grad.tolist())
+print(layer.bias.grad.tolist())
+""",
+)
