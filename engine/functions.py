@@ -2966,7 +2966,7 @@ class CeluBackward0(EluBackward0):
     formula = "grad_self = grad where self > 0, else grad * exp(self / alpha)"
 
     def forward(self, a, alpha):
-        return super().forward(a, alpha, 1.0, 1.0 / alpha)
+        return super().forward(a, alpha, 1, 1.0 / alpha)
 
 
 class CeluBackward1(EluBackward1):
@@ -2975,7 +2975,7 @@ class CeluBackward1(EluBackward1):
     formula = "grad_self = grad where result > 0, else grad * (result / alpha + 1)"
 
     def forward(self, a, alpha):
-        return super().forward(a, alpha, 1.0, 1.0 / alpha)
+        return super().forward(a, alpha, 1, 1.0 / alpha)
 
 
 class ThresholdBackward0(Node):

@@ -47,6 +47,11 @@ INPUT_NAMES = {
     "LogSoftmaxBackwardDataBackward0": ("grad_output", "output"),
     "SoftmaxBackwardDataBackward0": ("grad_output", "output"),
     "MseLossBackwardBackward0": ("grad_output", "self", "target"),
+    "LeakyReluBackwardBackward0": ("grad_output", "self"),
+    "HardtanhBackwardBackward0": ("grad_output", "self"),
+    "EluBackwardBackward0": ("grad_output", "self_or_result"),
+    "GeluBackwardBackward0": ("grad_output", "self"),
+    "SoftplusBackwardBackward0": ("grad_output", "self"),
 }
 
 # PyTorch's name for a saved result where it is not `_saved_result`.
@@ -81,6 +86,12 @@ SETTINGS = {
     "HuberLossBackward0": ("delta", "reduction"),
     "AddcmulBackward0": ("value",),
     "AddcdivBackward0": ("value",),
+    # an activation's backward recorded as an op keeps the activation's settings
+    "LeakyReluBackwardBackward0": ("negative_slope",),
+    "HardtanhBackwardBackward0": ("min_val", "max_val"),
+    "EluBackwardBackward0": ("alpha", "scale", "input_scale", "is_result"),
+    "GeluBackwardBackward0": ("approximate",),
+    "SoftplusBackwardBackward0": ("beta", "threshold"),
 }
 RENAMED = {
     ("PowBackward2", "self"): "base",
@@ -143,14 +154,15 @@ def attribute(node: Node, name: str):
 
 
 def _setting(node: Node, wanted: str):
-    value = vars(node).get(RENAMED.get((node.name(), wanted), wanted), _DEFAULTS.get(wanted))
+    keeper = vars(node).get("first", node)  # a backward-as-op reads its activation's settings
+    value = vars(keeper).get(RENAMED.get((node.name(), wanted), wanted), _DEFAULTS.get(wanted))
     if wanted == "reduction":
         return _REDUCTIONS[value]
     return value.item() if hasattr(value, "item") else value
 
 
 # what a node that never stores a setting keeps for it (3 - x: RsubBackward1's alpha is 1)
-_DEFAULTS = {"alpha": 1}
+_DEFAULTS = {"alpha": 1, "is_result": False}
 
 
 def _scalar_operand(node: Node, what, value):

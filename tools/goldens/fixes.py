@@ -697,3 +697,27 @@ for name, loss in losses.items():
     print(g, torch.autograd.grad(g.sum(), x))
 """,
 )
+S(
+    "fixes-double-backward-saved",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([0.5, -1.2, 2.0], requires_grad=True)
+ops = {
+    "leaky_relu": (lambda: F.leaky_relu(x, 0.2), ["negative_slope", "self"]),
+    "elu": (lambda: F.elu(x), ["alpha", "scale", "input_scale", "is_result", "grad_output"]),
+    "celu": (lambda: F.celu(x, 0.5), ["alpha", "scale", "input_scale", "self_or_result"]),
+    "gelu": (lambda: F.gelu(x), ["approximate", "self", "grad_output"]),
+    "softplus": (lambda: F.softplus(x), ["beta", "threshold", "self"]),
+    "hardtanh": (lambda: F.hardtanh(x), ["min_val", "max_val", "self"]),
+}
+for name, (op, attributes) in ops.items():
+    y = op()
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    shown = []
+    for attribute in attributes:
+        value = getattr(g.grad_fn, "_saved_" + attribute)
+        shown.append(f"{attribute}={'x' if value is x else value!r}")
+    print(name, g.grad_fn.name(), "; ".join(shown))
+""",
+)
