@@ -177,11 +177,11 @@ class PowBackward2(Node):
 
     def forward(self, exponent, base):
         self.base = base
-        self.save("result")
+        self.save(0, "result")  # PyTorch keeps the exponent too (for a base of 0)
         return base**exponent
 
     def backward(self, grad):
-        (result,) = self.saved_values()
+        _, result = self.saved_values()
         if self.base == 0:
             return (np.zeros_like(grad),)
         return (grad * result * np.log(self.base).astype(result.dtype),)

@@ -316,6 +316,14 @@ for name, (y, attributes) in ops.items():
         shown.append(f"{attribute}={value!r}")
     print(name, y.grad_fn.name(), "; ".join(shown))
 print((x * 3).grad_fn._saved_other.dtype, (x * 2.5).grad_fn._saved_other.dtype)
+print((2 ** x).grad_fn._saved_exponent is x)
+x2 = x * 1
+y = 2 ** x2
+x2.mul_(2)
+try:
+    y.sum().backward()  # 2 ** t keeps t, so changing it in place is caught
+except RuntimeError as err:
+    print(err)
 try:
     (x + w).grad_fn._saved_self
 except AttributeError as err:
