@@ -1,6 +1,6 @@
 """Matrix products through MKL's BLAS, called with the arguments PyTorch 2.13's CPU build passes.
 
-PyTorch hands float32 and float64 mm, addmm (nn.Linear), matmul of matrices, mv and dot to MKL
+PyTorch hands float32 and float64 mm, addmm (nn.Linear), matmul, mv, dot and bmm to MKL
 (aten/src/ATen/native/LinearAlgebra.cpp addmm_impl_cpu_ and addmv, CPUBlas.cpp gemm, Blas.cpp
 dot). MKL picks its kernel from the shapes and the transpose flags, and its kernels add in
 orders no formula here could follow, so the engine calls the same library (the one engine/vml.py
@@ -10,7 +10,10 @@ transposed or not, and on larger random ones, each bit matches PyTorch's.
 How PyTorch chooses the flags: a row-major result C = A @ B is computed as the column-major
 Cᵀ = Bᵀ Aᵀ; each operand whose rows or columns are contiguous is passed as it lies, with a
 transpose flag where its layout needs one, and only an operand with neither is copied. The
-leading dimensions of size-1 sides are normalised as CPUBlas.cpp does.
+leading dimensions of size-1 sides are normalised as CPUBlas.cpp does. bmm of products with 400
+multiply-adds or more is one row-major strided batch call (below that PyTorch uses its own
+loop: engine/numerics.py). Measured against PyTorch on one thread: with two, MKL splits some
+products between the threads and adds in another order.
 
 Every function returns None where PyTorch would not call MKL (other dtypes, empty sides) or the
 library cannot load; the caller keeps its numpy product then.
