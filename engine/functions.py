@@ -849,6 +849,10 @@ class IndexBackward0(Node):
         np.add.at(out, self.key, grad)  # repeated indices add up
         return (out,)
 
+    def backward_graph(self, grad):
+        zeros = record.leaf(np.zeros(self.shape, grad._array.dtype), False, "zeros")
+        return (_apply(IndexPutImplBackward0, (zeros, grad), key=self.key),)
+
 
 class UnbindBackward0(Node):
     """One node, one output per slice: what iterating over a tensor records."""
@@ -3470,3 +3474,25 @@ class SoftplusBackwardBackward0(_ActivationBackwardBackward):
         "grad_grad_output = softplus's backward of grad; "
         "grad_self = grad * grad_output * β·σ(βx)(1 - σ(βx))"
     )
+
+
+# ***** indexing's backward recorded as an op (create_graph=True) *****
+
+
+class IndexPutImplBackward0(Node):
+    """t[index tensors]'s backward as an op: zeros, with the gradient added at the indices
+    (PyTorch's _index_put_impl_ with accumulate=True)."""
+
+    formula = "grad_self = grad; grad_values = grad at the indices"
+
+    def forward(self, a, values, key):
+        self.key = key
+        out = a.copy()
+        np.add.at(out, key, values)  # repeated indices add up
+        return out
+
+    def backward(self, grad):
+        return grad, grad[self.key]  # summed back to the values' shape by the engine
+
+    def backward_graph(self, grad):
+        return grad, _apply(IndexBackward0, (grad,), key=self.key)

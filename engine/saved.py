@@ -52,6 +52,7 @@ INPUT_NAMES = {
     "EluBackwardBackward0": ("grad_output", "self_or_result"),
     "GeluBackwardBackward0": ("grad_output", "self"),
     "SoftplusBackwardBackward0": ("grad_output", "self"),
+    "IndexPutImplBackward0": ("self", "values"),
 }
 
 # PyTorch's name for a saved result where it is not `_saved_result`.
@@ -92,6 +93,7 @@ SETTINGS = {
     "EluBackwardBackward0": ("alpha", "scale", "input_scale", "is_result"),
     "GeluBackwardBackward0": ("approximate",),
     "SoftplusBackwardBackward0": ("beta", "threshold"),
+    "IndexPutImplBackward0": ("accumulate",),
 }
 RENAMED = {
     ("PowBackward2", "self"): "base",
@@ -162,7 +164,7 @@ def _setting(node: Node, wanted: str):
 
 
 # what a node that never stores a setting keeps for it (3 - x: RsubBackward1's alpha is 1)
-_DEFAULTS = {"alpha": 1, "is_result": False}
+_DEFAULTS = {"alpha": 1, "is_result": False, "accumulate": True}
 
 
 def _scalar_operand(node: Node, what, value):

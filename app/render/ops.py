@@ -1204,6 +1204,11 @@ OPS: dict[str, Op] = {
         why="differentiating it again needs the gradient it scaled and softplus's input",
         sends=("{g}·σ(beta·{1})", "{g}·{0}·beta·σ(beta·{1})·(1 - σ(beta·{1}))"),
     ),
+    "IndexPutImplBackward0": Op(
+        symbol="[idx]′",
+        does="computes indexing's backward: {0} (zeros) with {1} added at the indices",
+        sends=("{g}", "{g} at the indices"),
+    ),
     "NllLossBackwardBackward0": Op(
         symbol="nll′",
         does="computes nll_loss's backward: -{0} at each target's class, 0 elsewhere",

@@ -2081,6 +2081,8 @@ SECOND_ORDER = {
     "masked_fill": (lambda x: (x * x).masked_fill(x > 0, 2.0), NONZERO),
     "split": (lambda x: torch.cat([p * p * i for i, p in enumerate(x.reshape(-1).split(1))]), ANY),
     "chunk_one_used": (lambda x: x.reshape(-1).chunk(2)[0] ** 3, ANY),
+    "index": (lambda x: (x * x).reshape(-1)[torch.tensor([0, 0, -1])], ANY),
+    "index_mask": (lambda x: (x * x)[x > 0] if (x > 0).any() else x * x, NONZERO),
     "flip": (lambda x: (x * x).flip(0) if x.ndim else x * x, ANY),
     "roll": (lambda x: (x * x).roll(1, 0) if x.ndim else x * x, ANY),
     "tril": (lambda x: (x * x).tril() if x.ndim == 2 else x * x, ANY),

@@ -729,3 +729,24 @@ for name, (op, attributes) in ops.items():
     print(name, g.grad_fn.name(), "; ".join(shown))
 """,
 )
+S(
+    "fixes-double-backward-index",
+    """
+import torch
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+keys = {
+    "rows [1, 0, 1]": torch.tensor([1, 0, 1]),
+    "columns [:, [2, 2]]": (slice(None), torch.tensor([2, 2])),
+    "mask x > 0": x > 0,
+    "pairs": (torch.tensor([0, 1]), torch.tensor([2, 2])),
+}
+for name, key in keys.items():
+    y = (x * x)[key]
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    put = g.grad_fn.next_functions[0][0].next_functions[0][0]
+    print(name, g.grad_fn.name(), put.name(), [type(f).__name__ for f, _ in put.next_functions])
+    print(put._saved_accumulate)
+    (k,) = torch.autograd.grad(g.sum(), x, create_graph=True)
+    print(k, torch.autograd.grad(k.sum(), x))
+""",
+)
