@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import numerics, vml
+from engine import blas, numerics, vml
 from tools.record_numerics import cases, run_case
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "numerics.json").read_text())
@@ -228,3 +228,46 @@ def test_without_the_library_the_engine_falls_back_and_says_why(monkeypatch) -> 
     want = np.sin(x.astype(np.float64)).astype(np.float32)
     assert np.array_equal(numerics.unary_like_torch(np.sin, x), want)
     assert engine.tensor([0.25]).sqrt().item() == 0.5  # the engine still works without it
+
+
+# ***** MKL's BLAS (engine/blas.py) *****
+
+
+def _product_cases():
+    rng = np.random.default_rng(6)
+    for m, k, n in ((1, 1, 1), (3, 7, 5), (32, 16, 64), (9, 40, 12), (130, 140, 150)):
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        yield a, b
+        yield np.ascontiguousarray(a.T).T, np.ascontiguousarray(b.T).T
+
+
+def test_blas_short_products_through_scratch_buffers_equal_the_direct_call(monkeypatch) -> None:
+    # the staged path copies the operands with their layout, so MKL sees the same flags
+    bias = np.linspace(-1, 1, 150, dtype=np.float32)
+    staged = [(blas.mm(a, b), blas.mm(a, b, bias[: b.shape[1]])) for a, b in _product_cases()]
+    monkeypatch.setattr(blas, "SCRATCH", 0)
+    for (a, b), (plain, biased) in zip(_product_cases(), staged, strict=True):
+        assert np.array_equal(blas.mm(a, b), plain)
+        assert np.array_equal(blas.mm(a, b, bias[: b.shape[1]]), biased)
+    assert blas.mm(np.ones((2, 0), np.float32), np.ones((0, 3), np.float32)) is None  # numpy's
+
+
+def test_blas_only_where_pytorch_calls_it() -> None:
+    a = np.arange(6).reshape(2, 3)
+    assert blas.mm(a, a.T) is None and blas.mv(a, a[0]) is None  # integers: numpy's (exact)
+    assert blas.mm(a.astype(np.float16), a.T.astype(np.float16)) is None
+    assert blas.mm(a.astype(np.float32), a.T.astype(np.float64)) is None
+    assert np.array_equal(numerics.matmul_like_torch(a, a.T), a @ a.T)
+
+
+def test_without_mkl_products_fall_back_to_the_measured_order(monkeypatch) -> None:
+    monkeypatch.setattr(blas, "_functions", {})
+    for a, b in _product_cases():
+        assert blas.mm(a, b) is None
+        assert np.allclose(numerics.matmul_like_torch(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    x = np.linspace(-1, 1, 8, dtype=np.float32)
+    assert np.allclose(
+        numerics.bmm_like_torch(x.reshape(1, 2, 4), x.reshape(1, 4, 2) * 40)[0],
+        x.reshape(2, 4) @ (x.reshape(4, 2) * 40),
+    )
