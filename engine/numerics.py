@@ -277,10 +277,24 @@ def _ceil_log2(n: int) -> int:
 
 
 def _running_sum(values: np.ndarray, axis: int = 0) -> np.ndarray:
-    """Add along one axis strictly in order, starting from zero (accumulate never reorders)."""
+    """Add along one axis strictly in order, starting from zero."""
     if values.shape[axis] == 0:
         return np.zeros(values.shape[:axis] + values.shape[axis + 1 :], values.dtype)
+    if _outer_axis(values, axis):
+        # numpy adds pairwise only along its inner loop, the axis of smallest stride; along
+        # any other it adds row after row, and reduce is several times faster than accumulate
+        return np.add.reduce(values, axis=axis, dtype=values.dtype)
     return np.add.accumulate(values, axis=axis, dtype=values.dtype).take(-1, axis=axis)
+
+
+def _outer_axis(values: np.ndarray, axis: int) -> bool:
+    """Whether some other dim (of more than one element) steps through memory faster."""
+    stride = abs(values.strides[axis])
+    return any(
+        abs(s) < stride
+        for d, (n, s) in enumerate(zip(values.shape, values.strides, strict=True))
+        if d != axis and n > 1
+    )
 
 
 # ***** a + alpha * b: aten/src/ATen/native/cpu/BinaryOpsKernel.cpp (add_kernel) *****

@@ -271,3 +271,26 @@ def test_without_mkl_products_fall_back_to_the_measured_order(monkeypatch) -> No
         numerics.bmm_like_torch(x.reshape(1, 2, 4), x.reshape(1, 4, 2) * 40)[0],
         x.reshape(2, 4) @ (x.reshape(4, 2) * 40),
     )
+
+
+def test_a_running_sum_adds_in_order_whatever_the_layout() -> None:
+    # numpy's reduce is pairwise along its inner loop; _running_sum uses it only along an axis
+    # it walks row after row, so every layout must give accumulate's strictly ordered sum
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        ndim = int(rng.integers(1, 5))
+        shape = tuple(int(n) for n in rng.integers(1, 24, ndim))
+        scale = 10.0 ** rng.integers(-3, 4, shape)
+        array = np.transpose(
+            (rng.standard_normal(shape) * scale).astype(np.float32), rng.permutation(ndim)
+        )
+        if rng.random() < 0.3 and array.shape[-1] > 2:
+            array = array[..., ::2]
+        axis = int(rng.integers(0, ndim))
+        ordered = np.add.accumulate(array, axis=axis, dtype=array.dtype).take(-1, axis=axis)
+        got = numerics._running_sum(array, axis)
+        assert got.tobytes() == np.ascontiguousarray(ordered).tobytes(), (
+            array.shape,
+            array.strides,
+            axis,
+        )
