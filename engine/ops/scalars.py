@@ -15,7 +15,7 @@ _C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "
 
 
 def _small_int(array: np.ndarray, value) -> bool:
-    return type(value) is int and array.dtype.name in _C_NAMES
+    return type(value) is int and array.dtype.kind in "iu" and array.dtype.name in _C_NAMES
 
 
 def wrapped(array: np.ndarray, value):
