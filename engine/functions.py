@@ -100,7 +100,8 @@ class DivBackward0(Node):
         saved = self.saved_values()
         b = saved[-1]
         grad_a = grad / b if self.needs_input_grad[0] else None
-        grad_b = -grad * saved[0] / (b * b) if self.needs_input_grad[1] else None
+        # PyTorch's div_tensor_other_backward, in its order: -grad * ((self / other) / other)
+        grad_b = -grad * ((saved[0] / b) / b) if self.needs_input_grad[1] else None
         return grad_a, grad_b
 
     def backward_graph(self, grad):
@@ -2180,6 +2181,9 @@ class _Flat(Node):
     def backward(self, grad):
         return (np.zeros_like(grad),)
 
+    def backward_graph(self, grad):
+        return (_zeros_like(grad),)
+
 
 class RoundBackward0(_Flat):
     def forward(self, a):
@@ -2283,6 +2287,9 @@ class RsqrtBackward0(_OfResult):
         with np.errstate(over="ignore", invalid="ignore"):
             return ((-0.5 * grad) * result**3,)  # in PyTorch's order, so tiny values round alike
 
+    def backward_graph(self, grad):
+        return (_scaled(grad, -0.5) * _linked(self)["result"] ** 3,)
+
 
 class TanBackward0(_OfResult):
     formula = "grad_self = grad * (1 + result²)"
@@ -2325,6 +2332,10 @@ class AsinBackward0(_OfSelf):
     def derivative(self, a):
         return 1 / np.sqrt(1 - a * a)
 
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        return (grad * _apply(AddBackward1, (-a * a,), other=1).rsqrt(),)
+
 
 class AcosBackward0(_OfSelf):
     formula = "grad_self = -grad / √(1 - self²)"
@@ -2332,6 +2343,10 @@ class AcosBackward0(_OfSelf):
 
     def derivative(self, a):
         return -1 / np.sqrt(1 - a * a)
+
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        return (grad * -_apply(AddBackward1, (-a * a,), other=1).rsqrt(),)
 
 
 class AtanBackward0(_OfSelf):
@@ -2375,6 +2390,9 @@ class AsinhBackward0(_OfSelf):
     def derivative(self, a):
         return 1 / np.sqrt(a * a + 1)
 
+    def backward_graph(self, grad):
+        return (grad * _apply(AddBackward1, (_linked(self)[0] ** 2,), other=1).rsqrt(),)
+
 
 class AcoshBackward0(_OfSelf):
     formula = "grad_self = grad / √(self² - 1)"
@@ -2390,6 +2408,9 @@ class AtanhBackward0(_OfSelf):
 
     def derivative(self, a):
         return 1 / (1 - a * a)
+
+    def backward_graph(self, grad):
+        return (_scaled(grad, 1) / _one_minus(_linked(self)[0] ** 2),)
 
 
 _erf = numerics.erf  # MKL's VML, as PyTorch's
@@ -2415,6 +2436,10 @@ class ErfcBackward0(_OfSelf):
     def derivative(self, a):
         return a.dtype.type(-2 / math.sqrt(math.pi)) * numerics.unary_like_torch(np.exp, -a * a)
 
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        return (_scaled((-(a**2)).exp(), -2.0 / math.sqrt(math.pi)) * grad,)
+
 
 class Log2Backward0(_OfSelf):
     formula = "grad_self = grad / (self * ln 2)"
@@ -2422,6 +2447,9 @@ class Log2Backward0(_OfSelf):
 
     def derivative(self, a):
         return 1 / (a * a.dtype.type(math.log(2.0)))
+
+    def backward_graph(self, grad):
+        return (grad / _scaled(_linked(self)[0], math.log(2.0)),)
 
 
 class Log10Backward0(_OfSelf):
@@ -2431,6 +2459,9 @@ class Log10Backward0(_OfSelf):
     def derivative(self, a):
         return 1 / (a * a.dtype.type(math.log(10.0)))
 
+    def backward_graph(self, grad):
+        return (grad / _scaled(_linked(self)[0], math.log(10.0)),)
+
 
 class Log1PBackward0(_OfSelf):
     formula = "grad_self = grad / (self + 1)"
@@ -2438,6 +2469,9 @@ class Log1PBackward0(_OfSelf):
 
     def derivative(self, a):
         return 1 / (a + 1)
+
+    def backward_graph(self, grad):
+        return (grad / _apply(AddBackward1, (_linked(self)[0],), other=1),)
 
 
 class Atan2Backward0(Node):

@@ -750,3 +750,24 @@ for name, key in keys.items():
     print(k, torch.autograd.grad(k.sum(), x))
 """,
 )
+S(
+    "fixes-double-backward-more-pointwise",
+    """
+import torch
+x = torch.tensor([[0.5, -0.2, 0.7], [-0.3, 0.9, -0.6]], requires_grad=True)
+ops = {
+    "floor": lambda: x.floor() * x, "round": lambda: x.round() * x,
+    "round(decimals=1)": lambda: x.round(decimals=1) * x, "sign": lambda: x.sign() * x,
+    "ceil": lambda: x.ceil() * x, "trunc": lambda: x.trunc() * x,
+    "log1p": lambda: (x * x).log1p(), "log2": lambda: (x * x).log2(),
+    "log10": lambda: (x * x).log10(), "rsqrt": lambda: (x * x).rsqrt(), "asin": lambda: x.asin(),
+    "acos": lambda: x.acos(), "atanh": lambda: x.atanh(), "asinh": lambda: x.asinh(),
+    "erfc": lambda: x.erfc(),
+}
+for name, op in ops.items():
+    y = op()
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    print(name, g.grad_fn.name(), [type(f).__name__ for f, _ in g.grad_fn.next_functions])
+    print(g, torch.autograd.grad(g.sum(), x))
+""",
+)
