@@ -18,7 +18,8 @@ class Comparison:
 
     def _compare(self, other, ufunc) -> Tensor:
         other_array = other._array if isinstance(other, Tensor) else wrapped(self._array, other)
-        broadcast_shapes(self._array.shape, np.shape(other_array))
+        if type(other_array) not in (int, float, bool):  # a number broadcasts against anything
+            broadcast_shapes(self._array.shape, np.shape(other_array))
         return plain(ufunc(self._array, other_array), "compare")
 
     def __eq__(self, other):
