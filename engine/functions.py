@@ -3028,9 +3028,15 @@ class ThresholdBackward0(Node):
         (a,) = self.saved_values()
         return (np.where(a > self.threshold, grad, np.zeros((), grad.dtype)),)
 
+    def backward_graph(self, grad):
+        a = _linked(self)[0]
+        return (_apply(ThresholdBackwardBackward0, (grad, a), threshold=self.threshold),)
+
 
 class ThresholdBackward1(ThresholdBackward0):
     """threshold_ (in place): PyTorch keeps a copy of the old values for the backward."""
+
+    backward_graph = None  # the copy is not linked into the graph: not recorded yet
 
 
 class SoftshrinkBackward0(Node):
@@ -3045,7 +3051,16 @@ class SoftshrinkBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        return (np.where(np.abs(a) > self.lambd, grad, np.zeros((), grad.dtype)),)
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
+        return np.where(np.abs(a) > self.lambd, grad, np.zeros((), grad.dtype))
+
+    second_derivative = None  # piecewise linear: PyTorch sends self zeros
+    backward_op = None  # set below, once the class exists
+
+    def backward_graph(self, grad):
+        return (_apply(self.backward_op, (grad, _linked(self)[0]), first=self),)
 
 
 class HardshrinkBackward0(SoftshrinkBackward0):
@@ -3530,3 +3545,15 @@ class IndexPutImplBackward0(Node):
 
     def backward_graph(self, grad):
         return grad, _apply(IndexBackward0, (grad,), key=self.key)
+
+
+class SoftshrinkBackwardBackward0(_LinearPiecesBackwardBackward):
+    formula = "grad_grad_output = grad where |self| > lambd, else 0; grad_self = 0"
+
+
+class HardshrinkBackwardBackward0(_LinearPiecesBackwardBackward):
+    formula = "grad_grad_output = grad where |self| > lambd, else 0; grad_self = 0"
+
+
+SoftshrinkBackward0.backward_op = SoftshrinkBackwardBackward0
+HardshrinkBackward0.backward_op = HardshrinkBackwardBackward0

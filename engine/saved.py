@@ -53,6 +53,8 @@ INPUT_NAMES = {
     "GeluBackwardBackward0": ("grad_output", "self"),
     "SoftplusBackwardBackward0": ("grad_output", "self"),
     "IndexPutImplBackward0": ("self", "values"),
+    "SoftshrinkBackwardBackward0": ("grad_output", "self"),
+    "HardshrinkBackwardBackward0": ("grad_output", "self"),
 }
 
 # PyTorch's name for a saved result where it is not `_saved_result`.
@@ -94,6 +96,9 @@ SETTINGS = {
     "GeluBackwardBackward0": ("approximate",),
     "SoftplusBackwardBackward0": ("beta", "threshold"),
     "IndexPutImplBackward0": ("accumulate",),
+    "SoftshrinkBackwardBackward0": ("lambd",),
+    "ThresholdBackwardBackward0": ("threshold",),
+    "HardshrinkBackwardBackward0": ("lambd",),
 }
 RENAMED = {
     ("PowBackward2", "self"): "base",

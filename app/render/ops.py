@@ -1204,6 +1204,18 @@ OPS: dict[str, Op] = {
         why="differentiating it again needs the gradient it scaled and softplus's input",
         sends=("{g}·σ(beta·{1})", "{g}·{0}·beta·σ(beta·{1})·(1 - σ(beta·{1}))"),
     ),
+    "SoftshrinkBackwardBackward0": Op(
+        symbol="softshrink′",
+        does="computes softshrink's backward: {0} where |{1}| > lambd, else 0",
+        why="{1} still says where the gradient passes",
+        sends=("{g} where |{1}| > lambd, else 0", "0"),
+    ),
+    "HardshrinkBackwardBackward0": Op(
+        symbol="hardshrink′",
+        does="computes hardshrink's backward: {0} where |{1}| > lambd, else 0",
+        why="{1} still says where the gradient passes",
+        sends=("{g} where |{1}| > lambd, else 0", "0"),
+    ),
     "IndexPutImplBackward0": Op(
         symbol="[idx]′",
         does="computes indexing's backward: {0} (zeros) with {1} added at the indices",

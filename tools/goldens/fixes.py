@@ -771,3 +771,24 @@ for name, op in ops.items():
     print(g, torch.autograd.grad(g.sum(), x))
 """,
 )
+S(
+    "fixes-double-backward-threshold-shrink",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+ops = {
+    "threshold": lambda: F.threshold(x, 0.1, 2.0),
+    "softshrink": lambda: F.softshrink(x, 0.3),
+    "hardshrink": lambda: F.hardshrink(x, 0.3),
+}
+for name, op in ops.items():
+    y = op()
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    node = g.grad_fn
+    settings = [getattr(node, a) for a in ("_saved_threshold", "_saved_lambd") if hasattr(node, a)]
+    print(name, node.name(), [type(f).__name__ for f, _ in node.next_functions], settings)
+    (k,) = torch.autograd.grad(g.sum(), x, create_graph=True)
+    print(g, k, torch.autograd.grad(k.sum(), x, allow_unused=True))
+""",
+)
