@@ -528,6 +528,10 @@ class Tracer:
         if namespace is not None:
             self._seen_modules = {}  # look again: parameters may have been added since
             self._relabel(namespace)
+        # nothing more is recorded: let go of what only recording needed (the weak references
+        # in _storage call back into this tracer, a cycle that would keep the whole trace
+        # alive until the next full collection)
+        self._storage, self._exposed, self._backward_handles = {}, [], {}
 
     # ***** ids *****
 
