@@ -754,6 +754,13 @@ class TransposeBackward0(Node):
         return (grad.transpose(self.dim0, self.dim1) if grad.ndim else grad,)
 
 
+class TransposeBackward1(TransposeBackward0):
+    """transpose_(): the swap made in place, as RNN kernels turn a batch_first output back."""
+
+    formula = "grad_self = grad with the two dims swapped back"
+    is_view = False  # the tensor itself now has the swapped layout
+
+
 class SqueezeBackward0(Node):
     """squeeze() of every size-1 dim."""
 

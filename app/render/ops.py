@@ -594,6 +594,12 @@ OPS: dict[str, Op] = {
         why_not="swapping dimensions needs no values",
         sends=("{g} with the two dimensions swapped back",),
     ),
+    "TransposeBackward1": Op(
+        symbol="transpose_",
+        does="swaps two dimensions of {0} in place",
+        why_not="swapping dimensions needs no values",
+        sends=("{g} with the two dimensions swapped back",),
+    ),
     "SqueezeBackward0": Op(
         symbol="squeeze",
         does="drops the size-1 dimensions of {0}",

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 
+from engine import functions as fn
 from engine import random as rng
 from engine.creation import stack, zeros
 from engine.nn import functional as F
 from engine.nn.modules import Module, _initialised
+from engine.record import apply
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -284,7 +286,8 @@ class _RNNBase(Module):
 
     def _output(self, output: Tensor, batched: bool, batch_dim: int) -> Tensor:
         if self.batch_first:
-            output = output.transpose(0, 1)
+            # PyTorch's kernel turns its fresh output back with transpose_(0, 1)
+            output = apply(fn.TransposeBackward1, (output,), dim0=0, dim1=1)
         return output if batched else output.squeeze(batch_dim)
 
 

@@ -1931,12 +1931,17 @@ def _with_parameters(module: nn.Module, names: list[str]):
     return op
 
 
-@pytest.mark.parametrize("kind", ["RNNCell", "GRUCell", "LSTMCell", "RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize(
+    "kind", ["RNNCell", "GRUCell", "LSTMCell", "RNN", "GRU", "LSTM", "batch_first RNN"]
+)
 @settings(max_examples=5, deadline=None)
 @given(data=st.data())
 def test_recurrent(kind, data):
     n_in, hidden = data.draw(st.integers(1, 3), label="in"), data.draw(st.integers(1, 2))
-    module = getattr(nn, kind)(n_in, hidden)
+    batch_first = kind.startswith("batch_first")  # its output goes back by transpose_
+    module = getattr(nn, kind.split()[-1])(
+        n_in, hidden, **({"batch_first": True} if batch_first else {})
+    )
     shape = (2, n_in) if kind.endswith("Cell") else (2, 2, n_in)  # (time,) batch, features
     x = data.draw(arrays(shape), label="x")
     names = [name for name, _ in module.named_parameters()]
