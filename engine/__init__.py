@@ -77,7 +77,6 @@ from engine.legacy import (
     LongTensor,
     ShortTensor,
 )
-from engine.ops.arithmetic import maximum, minimum
 from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer
 from engine.ops.pointwise import can_cast, promote_types, result_type
 from engine.ops.views import hstack, vstack
@@ -207,8 +206,6 @@ _METHODS = [
     "isinf",
     "isfinite",
     "isclose",
-    "fmax",
-    "fmin",
     "lerp",
     "addcmul",
     "addcdiv",
@@ -249,6 +246,7 @@ for _name in _METHODS:
     globals()[_name] = _method(_name)
 del _name
 globals().update(ops.reductions.FUNCTIONS)  # torch.sort, max, ... parse their own signatures
+globals().update(ops.pointwise.FUNCTIONS)  # torch.maximum, fmax, ...: two tensors
 
 
 def get_default_dtype() -> dtype:
@@ -282,6 +280,8 @@ __all__ = [
     "float",
     "float32",
     "float64",
+    "fmax",
+    "fmin",
     "full",
     "full_like",
     "get_default_dtype",

@@ -149,6 +149,19 @@ class Pointwise:
         _tensor_argument(other, "fmin", "other")
         return binary(fn.FminBackward0, self, other)
 
+    def maximum(self, other):
+        _tensor_argument(other, "maximum", "other")
+        return binary(fn.MaximumBackward0, self, other)
+
+    def minimum(self, other):
+        _tensor_argument(other, "minimum", "other")
+        return binary(fn.MinimumBackward0, self, other)
+
+    def where(self, condition, other):
+        from engine.creation import where  # creation builds on the ops
+
+        return where(condition, self, other)
+
     def lerp(self, end, weight):
         node, inputs, arrays, weight = _lerp_operands(self, end, weight)
         return apply(node, inputs, arrays=arrays, **weight)
@@ -284,12 +297,28 @@ def _refuse_integers(t: Tensor, name: str) -> None:
         )
 
 
-def _tensor_argument(value, function: str, name: str) -> None:
+def _tensor_argument(value, function: str, name: str, position: int = 1) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(
-            f"{function}(): argument '{name}' (position 1) must be Tensor, "
+            f"{function}(): argument '{name}' (position {position}) must be Tensor, "
             f"not {type(value).__name__}"
         )
+
+
+def _two_tensors(method: str):
+    """torch.fmax(input, other) and friends: both arguments must be tensors, counted from 1."""
+
+    def function(input, other):
+        _tensor_argument(input, method, "input")
+        _tensor_argument(other, method, "other", position=2)
+        return getattr(input, method)(other)
+
+    function.__name__ = method
+    return function
+
+
+# the torch.* forms, whose messages count `input` as position 1
+FUNCTIONS = {name: _two_tensors(name) for name in ("fmax", "fmin", "maximum", "minimum")}
 
 
 # C++'s names for the dtypes, as lerp's messages spell them

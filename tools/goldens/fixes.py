@@ -792,3 +792,23 @@ for name, op in ops.items():
     print(g, k, torch.autograd.grad(k.sum(), x, allow_unused=True))
 """,
 )
+S(
+    "fixes-maximum-where-methods",
+    """
+import torch
+x = torch.tensor([1.0, 3.0, -2.0], requires_grad=True)
+other = torch.tensor([2.0, 2.0, 2.0])
+m = x.maximum(other)
+n = torch.minimum(x, other)
+w = x.where(x > 0, other)
+print(m, n, w, torch.fmax(x, other), x.fmin(other))
+(m.sum() + n.sum() + w.sum()).backward()
+print(x.grad)
+for bad in [lambda: torch.maximum(x, 2), lambda: x.maximum(2), lambda: torch.fmax(2.0, x),
+            lambda: x.fmin(0.5), lambda: torch.minimum(x, [1.0, 2.0, 3.0])]:
+    try:
+        bad()
+    except TypeError as e:
+        print(e)
+""",
+)
