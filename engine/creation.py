@@ -675,6 +675,9 @@ def cat(tensors, dim=0) -> Tensor:
 
 
 def where(condition: Tensor, input, other) -> Tensor:
+    """torch.where, promoting as result_type does: a Python number beside a tensor is a
+    wrapped number (int8 stays int8, and 300 does not fit it)."""
+    numbers = [x for x in (input, other) if isinstance(x, bool | int | float)]
     a = input if isinstance(input, Tensor) else tensor(input)
     b = other if isinstance(other, Tensor) else tensor(other)
     if condition._array.dtype != np.bool_:
@@ -683,5 +686,15 @@ def where(condition: Tensor, input, other) -> Tensor:
             f"{dtypes.type_word(condition.dtype)}"
         )
     broadcast_shapes(broadcast_shapes(condition._array.shape, a._array.shape), b._array.shape)
-    arrays = _same_dtype([a, b])
+    if len(numbers) == 2:
+        arrays = _same_dtype([a, b])  # two numbers: tensor()'s dtypes, promoted
+    else:
+        from engine.ops.scalars import checked  # the ops build on this module
+
+        given = ((a, input), (b, other))
+        operands = [(t.dtype, t.ndim) for t, x in given if not isinstance(x, bool | int | float)]
+        result = dtypes.result_type(operands, numbers).np
+        for number in numbers:
+            checked(np.empty(0, result), number)  # PyTorch's overflow check of a setting
+        arrays = [t._array.astype(result, copy=False) for t in (a, b)]
     return apply(fn.WhereBackward0, (a, b), arrays=tuple(arrays), condition=condition._array)

@@ -812,3 +812,18 @@ for bad in [lambda: torch.maximum(x, 2), lambda: x.maximum(2), lambda: torch.fma
         print(e)
 """,
 )
+S(
+    "fixes-where-promotes-numbers",
+    """
+import torch
+a = torch.tensor([1, 2, 3], dtype=torch.int8)
+c = a > 1
+print(torch.where(c, a, 3), torch.where(c, a, 3.5), torch.where(c, a, torch.tensor(7)))
+print(torch.where(c, 1.0, 0.0), torch.where(c, 1, 0), torch.where(c, a.float(), 2))
+for bad in [lambda: torch.where(c, a, 300), lambda: torch.where(c, -200, a)]:
+    try:
+        bad()
+    except RuntimeError as e:
+        print(e)
+""",
+)
