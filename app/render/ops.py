@@ -80,7 +80,8 @@ OPS: dict[str, Op] = {
     "PowBackward2": Op(
         symbol="**",
         does="raises {1} to the power {0}",
-        why="the derivative of cˣ is cˣ·log(c), which is the result times a constant",
+        why="the derivative of cˣ is cˣ·log(c), the result times a constant (it keeps the "
+        "exponent x too, as PyTorch does)",
         sends=("{g}·result·log({1})",),
         number="c",
     ),
