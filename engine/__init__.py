@@ -84,7 +84,9 @@ from engine.random import TorchGenerator as Generator
 from engine.random import default_generator
 from engine.shape import Size
 from engine.tensor import Tensor
-from engine.unsupported import missing_attribute
+from engine.unsupported import mark_missing_tensor_attributes, missing_attribute
+
+mark_missing_tensor_attributes(Tensor)  # every module that attaches Tensor methods is imported
 
 float = float32  # noqa: A001
 double = float64

@@ -91,16 +91,14 @@ class Node:
     released = False
     retained: tuple | list = ()  # weak refs of non-leaf tensors that asked to retain_grad()
     trace_id: str | None = None
-    # a custom Function's ctx.set_materialize_grads(False) turns this off; a default here spares
-    # the backward walk a failing __getattr__ per node
-    materialize_grads = True
     # hooks, each a dict (handle id -> hook) run in the order registered, or None when there are
     # none: tensor_hooks maps an output's number to its tensor's register_hook hooks
     tensor_hooks: dict[int, dict] | None = None
     pre_hooks: dict | None = None  # register_prehook: hook(grad_outputs)
     post_hooks: dict | None = None  # register_hook: hook(grad_inputs, grad_outputs)
-    output_shapes: tuple = ()  # (shape, dtype) per output, for nodes with several
-    materialize_grads = True  # an output no gradient reached counts as zeros
+    # an output no gradient reached counts as zeros (a custom Function's
+    # ctx.set_materialize_grads(False) turns it off)
+    materialize_grads = True
 
     def __init__(self) -> None:
         self.sequence_nr = next(_sequence)
@@ -111,13 +109,10 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"  # AccumulateGrad, not name()
 
-    def __getattr__(self, name: str):
-        # PyTorch's view of what a node saved: y.grad_fn._saved_self, _saved_result, ...
-        if name.startswith("_saved_"):
-            from engine import saved  # saved values are Tensors, and tensor.py imports this module
-
-            return saved.attribute(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    # PyTorch's view of what a node saved (y.grad_fn._saved_self, _saved_result, ...) is a set
+    # of descriptors engine/saved.py puts on this class, not a __getattr__: CPython does not
+    # specialise attribute reads on a class that has one, and the backward walk reads nodes'
+    # attributes all the time
 
     def forward(self, *inputs, **kwargs) -> np.ndarray:
         raise NotImplementedError

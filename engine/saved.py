@@ -134,6 +134,27 @@ def remember_written(out: Tensor, **numbers) -> Tensor:
     return out
 
 
+class _SavedAttribute:
+    """One `_saved_<name>` attribute of every node, read through `attribute` below."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, node: Node | None, owner=None):
+        return self if node is None else attribute(node, self.name)
+
+
+def _saved_attribute_names() -> set[str]:
+    """Every `_saved_` name some node may answer to (each node answers only to its own)."""
+    wanted = {"self", "other", "result", "self_sym_sizes", "self_sym_numel"}
+    for table in (INPUT_NAMES, SETTINGS):
+        wanted.update(*table.values())
+    wanted.update(RESULT_NAMES.values())
+    return {f"_saved_{w}" for w in wanted} | set(NUMBERS)
+
+
 def attribute(node: Node, name: str):
     """node._saved_<name>: a saved tensor (freed after backward), or a number the node keeps."""
     own = vars(node)
@@ -203,3 +224,9 @@ def _linked(node: Node, what, value):
     out = Tensor._wrap(value, requires_grad=child is not None)
     out.grad_fn, out._output_nr = child, nr
     return out
+
+
+# on Node's class rather than through a Node.__getattr__ (engine/graph.py says why); an
+# instance's own attribute of the same name (a custom Function's ctx) still wins
+for _name in _saved_attribute_names():
+    setattr(Node, _name, _SavedAttribute(_name))

@@ -17,7 +17,6 @@ from engine import devices, dtypes, tracing
 from engine.graph import Version
 from engine.printing import tensor_repr
 from engine.shape import Size, wrap_dim
-from engine.unsupported import missing_attribute
 
 Number = numbers.Number
 
@@ -305,9 +304,6 @@ class Tensor:
         if self._requires_grad:
             return self.numpy()  # raises PyTorch's message
         return self._array if dtype is None else self._array.astype(dtype)
-
-    def __getattr__(self, name: str):
-        raise missing_attribute("Tensor", name)
 
     # ***** autograd (backward is attached by engine/ops/autograd.py, register_hook by
     # engine/hooks.py) *****

@@ -34,3 +34,30 @@ def missing_attribute(namespace: str, name: str, supported: list[str] | None = N
     qualified = f"{namespace}.{name}"
     listing = f" (supported: {', '.join(sorted(supported))})" if supported else ""
     return UnsupportedByGradtrace(f"{qualified} is not supported by gradtrace's engine{listing}")
+
+
+class _MissingTensorAttribute:
+    """A name PyTorch's Tensor has and the engine lacks: reading it raises missing_attribute's
+    UnsupportedByGradtrace. Names PyTorch lacks too are simply absent: Python's own
+    AttributeError for them reads as PyTorch's."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, t, owner=None):
+        raise missing_attribute("Tensor", self.name)
+
+
+def mark_missing_tensor_attributes(tensor_class: type) -> None:
+    """Put a _MissingTensorAttribute on `tensor_class` for each of PyTorch's Tensor names it
+    lacks, once all its methods are attached.
+
+    Descriptors rather than a Tensor.__getattr__: CPython does not specialise attribute reads
+    on a class that has one, and every op reads its tensors' attributes (a tenth of a scalar
+    loop's time went there).
+    """
+    for name in _surface()["Tensor"]:
+        if not name.startswith("__") and not hasattr(tensor_class, name):
+            setattr(tensor_class, name, _MissingTensorAttribute(name))
