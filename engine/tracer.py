@@ -357,7 +357,7 @@ class Tracer:
             }
         )
 
-    def on_accumulate(self, leaf: Tensor, contribution, total, sources) -> None:
+    def on_accumulate(self, node, leaf: Tensor, contribution, total, sources) -> None:
         span = self._backward_where()
         leaf_id = self._ensure(leaf, span)
         seq = self._seq()
@@ -371,7 +371,7 @@ class Tracer:
             "seq": seq,
             "kind": "accumulate",
             "tensor": leaf_id,
-            "node": self._node_id(leaf._accumulator, seq),
+            "node": self._node_id(node, seq),
             "contribution": None,
             "grad": None,
             "grad_tensor": grad_id,

@@ -117,6 +117,12 @@ class Narrator:
                 for tid in dict.fromkeys(inputs):
                     if tid is not None:
                         self.uses.setdefault(tid, []).append(event["seq"])
+        self.accumulators: dict[str, list[int]] = {}  # leaf → when each AccumulateGrad was made
+        for record in self.nodes.values():
+            if record["name"] == "AccumulateGrad":
+                self.accumulators.setdefault(record["variable"], []).append(record["created"])
+        for made in self.accumulators.values():
+            made.sort()
 
     # ***** names and sources *****
 
@@ -254,14 +260,21 @@ class Narrator:
                 f" Note that {listing(again)} now reach{'' if len(again) > 1 else 'es'} the "
                 f"graph along two paths; backward will add up the gradients from both."
             )
-        leaves = self.new_accumulators(nid)
-        if leaves:
-            them = listing(leaves)
+        first, again = self.new_accumulators(nid)
+        if first:
             text += (
-                f" Using {them} for the first time also creates "
-                f"{'their' if len(leaves) > 1 else 'its'} AccumulateGrad "
-                f"node{'s' if len(leaves) > 1 else ''}, which will add gradients into "
-                f"{listing([f'{leaf}.grad' for leaf in leaves])}."
+                f" Using {listing(first)} for the first time also creates "
+                f"{_their(first)} AccumulateGrad {_nodes(first)}, which will add gradients into "
+                f"{_grads(first)}."
+            )
+        if again:
+            # a leaf holds its AccumulateGrad only weakly: it went with the graph that held it
+            several = len(again) > 1
+            text += (
+                f" The AccumulateGrad {_nodes(again)} of {listing(again)} went away with the "
+                f"graph that held {'them' if several else 'it'}, so autograd creates "
+                f"{'new ones' if several else 'a new one'}, which will add gradients into "
+                f"{_grads(again)}."
             )
         return text
 
@@ -288,17 +301,20 @@ class Narrator:
                 found.append(self.scene.labels[tid])
         return found
 
-    def new_accumulators(self, nid: str) -> list[str]:
-        """Leaves whose AccumulateGrad node this node was the first to reach."""
+    def new_accumulators(self, nid: str) -> tuple[list[str], list[str]]:
+        """Leaves whose AccumulateGrad node this node was the first to reach: those that never
+        had one before, and those whose earlier one was freed with its graph."""
         created = self.nodes[nid]["created"]
-        leaves = []
+        first, again = [], []
         for target, _ in self.nodes[nid]["next"]:
             if target is None:
                 continue
             record = self.nodes[target]
             if record["name"] == "AccumulateGrad" and record["created"] == created:
-                leaves.append(self.scene.labels[record["variable"]])
-        return list(dict.fromkeys(leaves))
+                variable = record["variable"]
+                had_one = self.accumulators[variable][0] < created
+                (again if had_one else first).append(self.scene.labels[variable])
+        return list(dict.fromkeys(first)), list(dict.fromkeys(again))
 
     def inplace(self, event: dict, grad_enabled: bool, saved_by: list[str]) -> str:
         name, tid = event["name"], event["tensor"]
@@ -721,3 +737,15 @@ def _compact(template: str) -> bool:
     bare = re.sub(r"\{\w+\}", "", template)
     words = [w for w in re.split(r"[^A-Za-z]+", bare) if len(w) > 3]
     return all(w in ("result", "floor", "sign", "outer", "softmax", "tanh") for w in words)
+
+
+def _their(leaves: list[str]) -> str:
+    return "their" if len(leaves) > 1 else "its"
+
+
+def _nodes(leaves: list[str]) -> str:
+    return "nodes" if len(leaves) > 1 else "node"
+
+
+def _grads(leaves: list[str]) -> str:
+    return listing([f"{leaf}.grad" for leaf in leaves])

@@ -8,6 +8,9 @@ the full 2000 steps of the tutorial's custom Function.
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -160,6 +163,42 @@ def test_a_removed_hook_no_longer_runs_and_the_handle_is_a_context_manager():
         pass
     (x * 3).sum().backward()
     assert x.grad.item() == 3.0
+
+
+def test_a_leafs_hook_outlives_the_graph_it_was_registered_through():
+    # the leaf holds its AccumulateGrad weakly, except when the node carries the leaf's hooks
+    x = leaf([1.0])
+    x.register_hook(lambda g: g * 10)
+    (x * 3).sum().backward()
+    (x * 3).sum().backward()
+    assert x.grad.item() == 60.0
+
+
+# ***** a leaf and its AccumulateGrad *****
+
+
+def test_a_leaf_dropped_with_its_graph_is_freed_without_the_collector():
+    # PyTorch's leaf holds its AccumulateGrad through a weak pointer, so no cycle keeps a big
+    # leaf alive until the collector runs (a loop of fresh leaves would fill the memory limit)
+    gc.disable()
+    try:
+        x = leaf(np.zeros(1000))
+        (x * 2).sum().backward()
+        gone = weakref.ref(x)
+        del x
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_a_leaf_keeps_one_accumulate_grad_while_a_graph_holds_it():
+    x = leaf([1.0])
+    y, z = x * 2, x * 3
+    first = y.grad_fn.next_functions[0][0]
+    assert z.grad_fn.next_functions[0][0] is first
+    assert first.variable is x
+    del y, z, first
+    assert (x * 4).grad_fn.next_functions[0][0].variable is x  # a new one, for the same leaf
 
 
 def test_a_traced_backward_that_runs_program_code_is_recorded():

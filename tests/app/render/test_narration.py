@@ -45,6 +45,21 @@ def test_the_seed_walkthrough_is_told_with_its_numbers():
     assert "Note that a now reaches the graph along two paths" in text
 
 
+def test_a_new_accumulate_grad_for_a_leaf_is_told_as_new_not_first():
+    code = (
+        "import torch\n"
+        "a = torch.tensor(2.0, requires_grad=True)\n"
+        "b = torch.tensor(3.0, requires_grad=True)\n"
+        "(a * b).backward()\n"
+        "z = torch.zeros(1)\n"  # (the tracer holds the running call's frame until its next event)
+        "(a * b).backward()\n"
+    )
+    first, *_, second = [s for s in narrate(trace_snippet(code)) if "`a * b` multiplies" in s]
+    assert "Using a and b for the first time also creates their AccumulateGrad nodes" in first
+    assert "for the first time" not in second
+    assert "The AccumulateGrad nodes of a and b went away with the graph that held them" in second
+
+
 # ***** every operation *****
 
 
