@@ -258,7 +258,7 @@ def _pack_saved(ctx: BackwardCFunction, inputs: list, outputs: list) -> None:
         if t is None:
             packed.append(None)
             continue
-        packed.append(SavedTensor(t, t._version_counter, lambda t=t: _describe(t)))
+        packed.append(SavedTensor(t, t._version_counter, lambda t=t: record.describe_saved(t)))
         position = next((i for i, x in enumerate(inputs) if x is t), None)
         if position is not None:
             kinds.append(position)
@@ -266,12 +266,3 @@ def _pack_saved(ctx: BackwardCFunction, inputs: list, outputs: list) -> None:
             kinds.append("result")
     ctx.packed = tuple(packed)
     ctx.to_save = kinds  # what the tracer shows as saved: inputs by position, and the result
-
-
-def _describe(t: Tensor) -> str:
-    """How PyTorch names a saved tensor in its changed-in-place error."""
-    text = f"[{t.type()} [{', '.join(str(n) for n in t.shape)}]]"
-    if t.grad_fn is None:
-        return text
-    head, _, _ = t.grad_fn.name().rpartition("Backward")
-    return f"{text}, which is output {t._output_nr} of {head or t.grad_fn.name()},"

@@ -108,22 +108,27 @@ def accumulator(leaf: Tensor, keep: bool = False) -> AccumulateGrad:
 
 def _saved(node: Node, what, inputs, arrays, out: Tensor) -> SavedTensor:
     if what == "result":
-        name = node.name()
-        return SavedTensor(out._array, out._version_counter, lambda: _describe(out, _short(name)))
+        # described from its array, not from `out`: `out` holds this node (its grad_fn), so
+        # holding `out` here would be a cycle, the graph freed only when the collector runs
+        array, nr, name = out._array, out._output_nr, node.name()
+        return SavedTensor(
+            array, out._version_counter, lambda: _describe(Tensor._wrap(array), nr, _short(name))
+        )
     t = inputs[what]
     if not isinstance(t, Tensor):
         return SavedTensor(arrays[what], None, None)
-    return SavedTensor(arrays[what], t._version_counter, lambda: _describe_input(t))
+    return SavedTensor(arrays[what], t._version_counter, lambda: describe_saved(t))
 
 
-def _describe_input(t: Tensor) -> str:
-    return _describe(t, _short(t.grad_fn.name()) if t.grad_fn is not None else None)
+def describe_saved(t: Tensor) -> str:
+    """How PyTorch names a saved tensor in its changed-in-place error."""
+    producer = _short(t.grad_fn.name()) if t.grad_fn is not None else None
+    return _describe(t, t._output_nr, producer)
 
 
-def _describe(t: Tensor, producer: str | None) -> str:
-    kind = t.type()
-    text = f"[{kind} [{', '.join(str(n) for n in t.shape)}]]"
-    return text if producer is None else f"{text}, which is output {t._output_nr} of {producer},"
+def _describe(t: Tensor, output_nr: int, producer: str | None) -> str:
+    text = f"[{t.type()} [{', '.join(str(n) for n in t.shape)}]]"
+    return text if producer is None else f"{text}, which is output {output_nr} of {producer},"
 
 
 def _short(node_name: str) -> str:

@@ -191,6 +191,20 @@ def test_a_leaf_dropped_with_its_graph_is_freed_without_the_collector():
         gc.enable()
 
 
+def test_a_graph_that_saved_its_result_is_freed_without_the_collector():
+    # exp saves its result; the saved value must not hold the result tensor (whose grad_fn is
+    # the node): an evaluation loop that never calls backward would keep every graph alive
+    w = leaf(np.zeros(1000))
+    gc.disable()
+    try:
+        y = (w * 1.0).exp()
+        gone = weakref.ref(y.grad_fn)
+        del y
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
 def test_a_leaf_keeps_one_accumulate_grad_while_a_graph_holds_it():
     x = leaf([1.0])
     y, z = x * 2, x * 3
