@@ -60,7 +60,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         if self.released:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(None if s is None else s.unpack() for s in self.packed)
+        return tuple(None if s is None else s.unpack_for(self) for s in self.packed)
 
 
 class BackwardCFunction(FunctionCtx, Node):
@@ -250,6 +250,35 @@ def _alias(t: Tensor) -> Tensor:
     return out
 
 
+class _SavedInput(SavedTensor):
+    """A tensor forward saved that is not one of its outputs: unpacked, it is that tensor."""
+
+    __slots__ = ()
+
+    def unpack_for(self, ctx: BackwardCFunction) -> Tensor:
+        return self.unpack()
+
+
+class _SavedOutput(SavedTensor):
+    """An output forward saved, kept as its memory rather than as the tensor: the output holds
+    the node (its grad_fn), so holding the output would be a cycle only the collector frees.
+    Unpacked, it is a new tensor over that memory on the node, as in PyTorch (not the output)."""
+
+    __slots__ = ("output_nr", "base")
+
+    def __init__(self, t: Tensor, output_nr: int) -> None:
+        array, name = t._array, type(t._grad_fn).__name__
+        describe = lambda: record.describe_saved_output(array, output_nr, name)  # noqa: E731
+        super().__init__(array, t._version_counter, describe)
+        self.output_nr, self.base = output_nr, t._base
+
+    def unpack_for(self, ctx: BackwardCFunction) -> Tensor:
+        out = Tensor._wrap(self.unpack(), True)
+        out._version_counter, out._base = self.counter, self.base
+        out._grad_fn, out._output_nr = ctx, self.output_nr
+        return out
+
+
 def _pack_saved(ctx: BackwardCFunction, inputs: list, outputs: list) -> None:
     """Keep what forward saved, each with its version now; tell the tracer which were inputs."""
     chosen = vars(ctx).pop("to_save", ())
@@ -258,7 +287,11 @@ def _pack_saved(ctx: BackwardCFunction, inputs: list, outputs: list) -> None:
         if t is None:
             packed.append(None)
             continue
-        packed.append(SavedTensor(t, t._version_counter, lambda t=t: record.describe_saved(t)))
+        output_nr = next((i for i, x in enumerate(outputs) if x is t), None)
+        if output_nr is not None and t._grad_fn is ctx:
+            packed.append(_SavedOutput(t, output_nr))
+        else:
+            packed.append(_SavedInput(t, t._version_counter, lambda t=t: record.describe_saved(t)))
         position = next((i for i, x in enumerate(inputs) if x is t), None)
         if position is not None:
             kinds.append(position)

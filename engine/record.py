@@ -112,7 +112,7 @@ def _saved(node: Node, what, inputs, arrays, out: Tensor) -> SavedTensor:
         # holding `out` here would be a cycle, the graph freed only when the collector runs
         array, nr, name = out._array, out._output_nr, node.name()
         return SavedTensor(
-            array, out._version_counter, lambda: _describe(Tensor._wrap(array), nr, _short(name))
+            array, out._version_counter, lambda: describe_saved_output(array, nr, name)
         )
     t = inputs[what]
     if not isinstance(t, Tensor):
@@ -124,6 +124,11 @@ def describe_saved(t: Tensor) -> str:
     """How PyTorch names a saved tensor in its changed-in-place error."""
     producer = _short(t.grad_fn.name()) if t.grad_fn is not None else None
     return _describe(t, t._output_nr, producer)
+
+
+def describe_saved_output(array: np.ndarray, output_nr: int, node_name: str) -> str:
+    """describe_saved for output `output_nr` of node `node_name`, from its values alone."""
+    return _describe(Tensor._wrap(array), output_nr, _short(node_name))
 
 
 def _describe(t: Tensor, output_nr: int, producer: str | None) -> str:

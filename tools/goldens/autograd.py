@@ -183,6 +183,41 @@ print(x.grad)
 
 # ***** custom autograd Functions *****
 
+S(
+    "autograd-function-saved-output",
+    """
+import torch
+
+class Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        ctx.y = y
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        print("unpacked is the output:", y is ctx.y, y.grad_fn is ctx, y.requires_grad)
+        return grad * y
+
+x = torch.tensor([0.0, 1.0], requires_grad=True)
+out = Exp.apply(x)
+saved = out.grad_fn.saved_tensors[0]
+print(saved is out, saved.grad_fn is out.grad_fn, saved._version, torch.equal(saved, out))
+out.sum().backward()
+print(x.grad)
+again = Exp.apply(x)
+node = again.grad_fn
+again.mul_(2)
+try:
+    node.saved_tensors
+except RuntimeError as e:
+    print(e)
+""",
+)
+
 # The tutorial's LegendrePolynomial3 runs as written, 2000 steps, in tools/goldens/tutorials.py.
 # Here: the same Function for a few steps on a small grid, the graph it makes inside a training
 # step and its saved input; short, so the app's step-by-step oracles walk it (they skip the
