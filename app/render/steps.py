@@ -137,14 +137,16 @@ class _Stepper:
         self.standing: dict[str, str] = {}  # element → its `grad …` statement ("" for none)
         self.placed: dict[str, str] = {}  # tensor → the element showing its statement
         self.badges: list[str] = []  # elements with a ∂root/∂x badge on the latest step
-        self.accumulator = {
-            record["variable"]: nid
-            for nid, record in self.trace["nodes"].items()
-            if record.get("variable")
-        }
-        self.accumulator_made: dict[int, list[str]] = defaultdict(list)  # seq → leaves
-        for leaf, nid in self.accumulator.items():
-            self.accumulator_made[self.trace["nodes"][nid]["created"]].append(leaf)
+        # a leaf's AccumulateGrad nodes, in the order they were made: a leaf holds its node
+        # weakly, so one made anew after its graph was freed is another node
+        self.accumulators: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        self.accumulator_made: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for nid, record in self.trace["nodes"].items():
+            if record.get("variable"):
+                self.accumulators[record["variable"]].append((record["created"], nid))
+                self.accumulator_made[record["created"]].append((record["variable"], nid))
+        for made in self.accumulators.values():
+            made.sort()
         self.phase = "forward"  # the phase the run is in
         self.root_names: dict[str, str] = {}  # a running backward's roots: label → ∂ name
         for nid, record in self.trace["nodes"].items():
@@ -203,7 +205,7 @@ class _Stepper:
         """The latest step's `grad …` statements: every .grad the batch's events changed,
         and those of tensors an in-place change gave a new version."""
         touched: dict[str, None] = {}
-        made: list[str] = []  # leaves whose AccumulateGrad the batch made
+        made: list[tuple[str, str]] = []  # (leaf, node) of each AccumulateGrad the batch made
         for event in batch:
             for tid, state in self.history.get(event["seq"], ()):
                 self.grad_state[tid] = state
@@ -215,10 +217,10 @@ class _Stepper:
             return
         step = self.steps[-1]
         view, graph = step["tensors"], step["autograd"]
-        for leaf in made:  # a .grad assigned before the leaf's first use: its node says it
+        for leaf, nid in made:  # a .grad the leaf had before this node: the node says it
             if leaf in self.grad_state and leaf not in touched:
                 said = values.box(self.grad_state[leaf].value)
-                graph.values[self.accumulator[leaf]] = f"{self.scene.labels[leaf]}.grad = {said}"
+                graph.values[nid] = f"{self.scene.labels[leaf]}.grad = {said}"
         last = batch[-1]["seq"]
         for tid in touched:
             said = values.box(self.grad_state[tid].value)
@@ -232,9 +234,18 @@ class _Stepper:
             self.standing[element], self.placed[tid] = text, element
             if element not in self.badges and (text or said_before):
                 view.grads[element] = text
-            nid = self.accumulator.get(tid)
-            if nid is not None and self.trace["nodes"][nid]["created"] <= last:
+            nid = self.accumulator_at(tid, last)
+            if nid is not None:
                 graph.values[nid] = f"{self.scene.labels[tid]}.grad = {said}"
+
+    def accumulator_at(self, leaf: str, seq: int) -> str | None:
+        """The leaf's latest AccumulateGrad made by event `seq`, if any."""
+        latest = None
+        for created, nid in self.accumulators.get(leaf, ()):
+            if created > seq:
+                break
+            latest = nid
+        return latest
 
     def _last_gen(self) -> int:
         return self.scene.gens[-1] if self.scene.gens else 1

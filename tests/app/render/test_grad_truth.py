@@ -322,6 +322,25 @@ print(x.grad)
     assert shown["kind"] == "op" and shown["autograd"]["values"][node] == "x.grad = [0, 0]"
 
 
+def test_each_accumulate_grad_of_a_leaf_states_its_grad():
+    # the first graph is freed before w is used again, so w gets a second AccumulateGrad (a
+    # leaf holds its node weakly); the first must still state w.grad in its own pass
+    code = """import torch
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+(w * 3).sum().backward()
+z = torch.zeros(1)
+(w * 2).sum().backward()
+"""
+    assert falsehoods(code) == []
+    trace, _ = observed_run(code)
+    first, second = [e["node"] for e in trace["events"] if e["kind"] == "accumulate"]
+    assert first != second
+    _, final = drawn_steps(trace)
+    said = [s["autograd"].get("values", {}) for s in final]
+    assert {"w.grad = [3, 3]"} <= {values.get(first) for values in said}
+    assert {"w.grad = [3, 3]", "w.grad = [5, 5]"} <= {values.get(second) for values in said}
+
+
 def test_zero_grad_keeping_the_tensors_states_zeros():
     code = """import torch
 w = torch.tensor([1.0, 2.0], requires_grad=True)
