@@ -10,10 +10,10 @@ CHROMIUM ?= /usr/bin/chromium
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 # Browser tests drive Debian's Chromium (Playwright's own download does not work here).
