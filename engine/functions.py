@@ -247,6 +247,10 @@ class MaximumBackward0(Node):
         a, b = self.saved_values()
         return _pick_larger(grad, a, b), _pick_larger(grad, b, a)
 
+    def backward_graph(self, grad):
+        a, b = self.saved_values()
+        return _picked_graph(grad, a, b), _picked_graph(grad, b, a)
+
 
 class MinimumBackward0(Node):
     formula = "grad goes to the smaller input (split in half on ties)"
@@ -259,10 +263,22 @@ class MinimumBackward0(Node):
         a, b = self.saved_values()
         return _pick_larger(grad, -a, -b), _pick_larger(grad, -b, -a)
 
+    def backward_graph(self, grad):
+        a, b = self.saved_values()
+        return _picked_graph(grad, -a, -b), _picked_graph(grad, -b, -a)
+
 
 def _pick_larger(grad, mine, theirs):
     # where(), not a multiply by the mask: PyTorch's zeros are +0, even under a negative grad
     return np.where(mine == theirs, grad / 2, np.where(mine > theirs, grad, 0))
+
+
+def _picked_graph(grad, mine, theirs):
+    """_pick_larger as PyTorch's formula records it:
+    where(self == other, grad / 2, grad).masked_fill_(self < other, 0)."""
+    halved = _apply(DivBackward1, (grad,), other=2)
+    split = _where(mine == theirs, halved, grad)
+    return _apply(MaskedFillBackward0, (split,), mask=mine < theirs, value=0)
 
 
 # ***** pointwise, one input *****
@@ -618,8 +634,22 @@ class MaxBackward1(Node):
 
     def backward(self, grad):
         a, result = self.saved_values()
-        hits = a == result
+        hits = _hits(a, result)
         return (np.where(hits, grad / hits.sum(), 0).astype(grad.dtype),)
+
+    def backward_graph(self, grad):
+        # PyTorch's evenly_distribute_backward (CPU):
+        # new_zeros(input's shape).masked_fill_(mask, grad / mask.sum())
+        a, result = self.saved_values()
+        hits = _hits(a, result)
+        share = grad / record.leaf(np.asarray(hits.sum(), np.int64), False, "sum")
+        zeros = record.leaf(np.zeros(a.shape, grad._array.dtype), False, "new_zeros")
+        return (_apply(MaskedFillBackward1, (zeros, share), mask=hits),)
+
+
+def _hits(a, result):
+    """The elements equal to a max or min; when it is nan, the nans (nan == nan is False)."""
+    return np.isnan(a) if np.isnan(result).any() else a == result
 
 
 class MinBackward1(MaxBackward1):
@@ -1804,6 +1834,16 @@ class AmaxBackward0(Node):
         grad, result = _keep(grad, self.dims, self.keepdim), _keep(result, self.dims, self.keepdim)
         hits = a == result
         return ((grad / hits.sum(axis=self.dims, keepdims=True) * hits).astype(grad.dtype),)
+
+    def backward_graph(self, grad):
+        # PyTorch's scale_grad_by_count(restore_reduced_dims(grad), mask):
+        # (grad / mask.sum(dims, keepdim=True)) * mask
+        a, result = self.saved_values()
+        hits = a == _keep(result, self.dims, self.keepdim)
+        if not self.keepdim:
+            grad = grad.reshape(_keep(grad._array, self.dims, False).shape)
+        counts = record.leaf(hits.sum(axis=self.dims, keepdims=True), False, "sum")
+        return (grad / counts * record.leaf(hits, False, "eq"),)
 
 
 class AminBackward0(AmaxBackward0):
