@@ -2750,6 +2750,38 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
                 grad_target = grad * (log_sigmoid_of(-a) - log_sigmoid_of(a) * self.pos_weight)
         return grad_a, grad_target
 
+    def backward_graph(self, grad):
+        # PyTorch's binary_cross_entropy_with_logits_backward and _target_backward, op for op
+        saved = _linked(self)
+        a, target = saved[0], saved[1]
+        weight, pos_weight = (
+            None if w is None else record.leaf(np.asarray(w), False, "weight")
+            for w in (self.weight, self.pos_weight)
+        )
+        grad_a = grad_target = None
+        if self.needs_input_grad[0]:
+            if pos_weight is None:
+                grad_a = a.sigmoid() - target
+            else:
+                scaled = pos_weight * target
+                grad_a = (_apply(AddBackward1, (scaled,), other=1) - target) * a.sigmoid() - scaled
+            grad_a = self._weighted_mean(grad_a * grad, weight, target)
+        if self.needs_input_grad[1]:
+            if pos_weight is None:
+                grad_target = -a * grad
+            else:
+                log_sigmoids = _apply(LogSigmoidBackward0, (-a,)), _apply(LogSigmoidBackward0, (a,))
+                grad_target = (log_sigmoids[0] - log_sigmoids[1] * pos_weight) * grad
+            grad_target = self._weighted_mean(grad_target, weight, target)
+        return grad_a, grad_target
+
+    def _weighted_mean(self, grad, weight, target):
+        if weight is not None:
+            grad = grad * weight
+        if self.reduction == "mean":
+            return _apply(DivBackward1, (grad,), other=target.numel())
+        return grad
+
 
 def log_sigmoid_of(a):
     # min(x, 0) - log(1 + e^-|x|): no overflow for large |x| of either sign

@@ -67,6 +67,12 @@ FUNCTIONS = {
     "softmax": lambda x: x.softmax(-1) * x.log_softmax(0).exp() * (x + 1),
     "mse-loss": lambda x: F.mse_loss(x.sin(), x * 0.5) + F.mse_loss(x, x.cos(), reduction="sum"),
     "cross-entropy": lambda x: F.cross_entropy((x * x).reshape(1, -1), torch.tensor([0])),
+    "bce-with-logits": lambda x: (
+        F.binary_cross_entropy_with_logits(x, x.sin() * 0.5)
+        + F.binary_cross_entropy_with_logits(
+            x * 2 - 2, x.cos(), weight=x * 0 + 0.7, pos_weight=x * 0 + 1.5, reduction="sum"
+        )
+    ),
 }
 
 
