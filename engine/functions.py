@@ -1448,6 +1448,59 @@ class NllLossBackwardBackward0(Node):
         return picked.sum(dtype=grad.dtype), np.zeros_like(grad)
 
 
+class SmoothL1LossBackwardBackward0(Node):
+    """smooth_l1_loss's backward as an op: grad_output·clamp((self - target)/beta, -1, 1)."""
+
+    formula = (
+        "grad_grad_output = smooth_l1_loss's backward of grad; grad_self = grad * grad_output / "
+        "beta inside ±beta, else 0 (/ n for 'mean'); grad_target = -grad_self"
+    )
+
+    def forward(self, grad_output, a, target, reduction, beta):
+        self.reduction, self.beta = reduction, beta
+        self.save(0, 1, 2)
+        return smooth_l1_loss_backward(grad_output, a, target, reduction, beta)
+
+    def backward(self, grad):
+        grad_output, a, target = self.saved_values()
+        # the slope's own slope: 1/beta on the squared piece, 0 on the straight ones
+        inside = (np.abs(a - target) < self.beta).astype(grad.dtype)
+        curvature = grad * grad_output * inside / grad.dtype.type(self.beta)
+        if self.reduction == "mean":
+            curvature = curvature / a.size
+        return (
+            smooth_l1_loss_backward(grad, a, target, self.reduction, self.beta),
+            curvature,
+            -curvature,
+        )
+
+
+class HuberLossBackwardBackward0(Node):
+    """huber_loss's backward as an op: grad_output·clamp(self - target, -delta, delta)."""
+
+    formula = (
+        "grad_grad_output = huber_loss's backward of grad; grad_self = grad * grad_output "
+        "inside ±delta, else 0 (/ n for 'mean'); grad_target = -grad_self"
+    )
+
+    def forward(self, grad_output, a, target, reduction, delta):
+        self.reduction, self.delta = reduction, delta
+        self.save(0, 1, 2)
+        return huber_loss_backward(grad_output, a, target, reduction, delta)
+
+    def backward(self, grad):
+        grad_output, a, target = self.saved_values()
+        inside = (np.abs(a - target) < self.delta).astype(grad.dtype)
+        curvature = grad * grad_output * inside
+        if self.reduction == "mean":
+            curvature = curvature / a.size
+        return (
+            huber_loss_backward(grad, a, target, self.reduction, self.delta),
+            curvature,
+            -curvature,
+        )
+
+
 # ***** reductions and scans (more) *****
 
 
@@ -2803,9 +2856,7 @@ class SmoothL1LossBackward0(Node):
 
     def backward(self, grad):
         a, target = self.saved_values()
-        diff = a - target
-        slope = np.where(np.abs(diff) < self.beta, diff / self.beta, np.sign(diff))
-        grad = spread_loss_grad(grad, self.reduction, diff.shape) * slope.astype(diff.dtype)
+        grad = smooth_l1_loss_backward(grad, a, target, self.reduction, self.beta)
         return grad, -grad
 
 
@@ -2824,9 +2875,7 @@ class HuberLossBackward0(Node):
 
     def backward(self, grad):
         a, target = self.saved_values()
-        diff = a - target
-        slope = np.clip(diff, -self.delta, self.delta)
-        grad = spread_loss_grad(grad, self.reduction, diff.shape) * slope.astype(diff.dtype)
+        grad = huber_loss_backward(grad, a, target, self.reduction, self.delta)
         return grad, -grad
 
 
@@ -2850,6 +2899,25 @@ class SoftMarginLossBackward0(Node):
 class LeakyReluBackward0(Node):
     formula = "grad_self = grad where self > 0, else grad * negative_slope"
 
+    def backward_graph(self, grad):
+        # PyTorch's formula for the target is the input's with the two swapped
+        saved = _linked(self)
+        settings = {"reduction": self.reduction, "beta": self.beta}
+        return (
+            _apply(SmoothL1LossBackwardBackward0, (grad, saved[0], saved[1]), **settings)
+            if self.needs_input_grad[0]
+            else None,
+            _apply(SmoothL1LossBackwardBackward0, (grad, saved[1], saved[0]), **settings)
+            if self.needs_input_grad[1]
+            else None,
+        )
+
+
+def smooth_l1_loss_backward(grad, a, target, reduction, beta):
+    diff = a - target
+    slope = np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
+    return spread_loss_grad(grad, reduction, diff.shape) * slope.astype(diff.dtype)
+
     def forward(self, a, negative_slope):
         self.negative_slope = negative_slope
         self.save(0)
@@ -2870,6 +2938,24 @@ class LeakyReluBackward0(Node):
 
 class LeakyReluBackward1(LeakyReluBackward0):
     """leaky_relu_ (in place): the old values are gone, so it reads the sign from the result."""
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        settings = {"reduction": self.reduction, "delta": self.delta}
+        return (
+            _apply(HuberLossBackwardBackward0, (grad, saved[0], saved[1]), **settings)
+            if self.needs_input_grad[0]
+            else None,
+            _apply(HuberLossBackwardBackward0, (grad, saved[1], saved[0]), **settings)
+            if self.needs_input_grad[1]
+            else None,
+        )
+
+
+def huber_loss_backward(grad, a, target, reduction, delta):
+    diff = a - target
+    slope = np.clip(diff, -delta, delta)
+    return spread_loss_grad(grad, reduction, diff.shape) * slope.astype(diff.dtype)
 
     formula = "grad_self = grad where result > 0, else grad * negative_slope"
 

@@ -1178,6 +1178,26 @@ OPS: dict[str, Op] = {
         why="differentiating it again needs the incoming gradient, the input and the target",
         sends=("{g}·2·({1} - {2})/n", "2·{g}·{0}/n", "-2·{g}·{0}/n"),
     ),
+    "SmoothL1LossBackwardBackward0": Op(
+        symbol="smooth_l1′",
+        does="computes smooth_l1_loss's backward: {0}·clamp(({1} - {2})/beta, -1, 1) (/n: mean)",
+        why="differentiating it again needs the incoming gradient, the input and the target",
+        sends=(
+            "{g}·clamp(({1} - {2})/beta, -1, 1)/n",
+            "{g}·{0}/beta/n where |{1} - {2}| < beta, else 0",
+            "-{g}·{0}/beta/n where |{1} - {2}| < beta, else 0",
+        ),
+    ),
+    "HuberLossBackwardBackward0": Op(
+        symbol="huber′",
+        does="computes huber_loss's backward: {0}·clamp({1} - {2}, -delta, delta) (/n: mean)",
+        why="differentiating it again needs the incoming gradient, the input and the target",
+        sends=(
+            "{g}·clamp({1} - {2}, -delta, delta)/n",
+            "{g}·{0}/n where |{1} - {2}| < delta, else 0",
+            "-{g}·{0}/n where |{1} - {2}| < delta, else 0",
+        ),
+    ),
     "LeakyReluBackwardBackward0": Op(
         symbol="leaky_relu′",
         does="computes leaky ReLU's backward: {0} where {1} > 0, else {0}·negative_slope",

@@ -67,6 +67,13 @@ FUNCTIONS = {
     "softmax": lambda x: x.softmax(-1) * x.log_softmax(0).exp() * (x + 1),
     "mse-loss": lambda x: F.mse_loss(x.sin(), x * 0.5) + F.mse_loss(x, x.cos(), reduction="sum"),
     "cross-entropy": lambda x: F.cross_entropy((x * x).reshape(1, -1), torch.tensor([0])),
+    # |x - target| stays under beta / delta for one loss and beyond it for the other
+    "smooth-l1-huber": lambda x: (
+        F.smooth_l1_loss(x, x.sin() * 0.1, beta=3.0)
+        + F.smooth_l1_loss(x * 4, x.cos() - 4, reduction="sum", beta=0.5)
+        + F.huber_loss(x, x * x * 0.1, reduction="none", delta=3.0) * x
+        + F.huber_loss(x * 4, x.sin() - 4, delta=0.5)
+    ),
     "bce-with-logits": lambda x: (
         F.binary_cross_entropy_with_logits(x, x.sin() * 0.5)
         + F.binary_cross_entropy_with_logits(
