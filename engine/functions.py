@@ -2859,6 +2859,25 @@ class SmoothL1LossBackward0(Node):
         grad = smooth_l1_loss_backward(grad, a, target, self.reduction, self.beta)
         return grad, -grad
 
+    def backward_graph(self, grad):
+        # PyTorch's formula for the target is the input's with the two swapped
+        saved = _linked(self)
+        settings = {"reduction": self.reduction, "beta": self.beta}
+        return (
+            _apply(SmoothL1LossBackwardBackward0, (grad, saved[0], saved[1]), **settings)
+            if self.needs_input_grad[0]
+            else None,
+            _apply(SmoothL1LossBackwardBackward0, (grad, saved[1], saved[0]), **settings)
+            if self.needs_input_grad[1]
+            else None,
+        )
+
+
+def smooth_l1_loss_backward(grad, a, target, reduction, beta):
+    diff = a - target
+    slope = np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
+    return spread_loss_grad(grad, reduction, diff.shape) * slope.astype(diff.dtype)
+
 
 class HuberLossBackward0(Node):
     formula = (
@@ -2877,6 +2896,24 @@ class HuberLossBackward0(Node):
         a, target = self.saved_values()
         grad = huber_loss_backward(grad, a, target, self.reduction, self.delta)
         return grad, -grad
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        settings = {"reduction": self.reduction, "delta": self.delta}
+        return (
+            _apply(HuberLossBackwardBackward0, (grad, saved[0], saved[1]), **settings)
+            if self.needs_input_grad[0]
+            else None,
+            _apply(HuberLossBackwardBackward0, (grad, saved[1], saved[0]), **settings)
+            if self.needs_input_grad[1]
+            else None,
+        )
+
+
+def huber_loss_backward(grad, a, target, reduction, delta):
+    diff = a - target
+    slope = np.clip(diff, -delta, delta)
+    return spread_loss_grad(grad, reduction, diff.shape) * slope.astype(diff.dtype)
 
 
 class SoftMarginLossBackward0(Node):
@@ -2899,25 +2936,6 @@ class SoftMarginLossBackward0(Node):
 class LeakyReluBackward0(Node):
     formula = "grad_self = grad where self > 0, else grad * negative_slope"
 
-    def backward_graph(self, grad):
-        # PyTorch's formula for the target is the input's with the two swapped
-        saved = _linked(self)
-        settings = {"reduction": self.reduction, "beta": self.beta}
-        return (
-            _apply(SmoothL1LossBackwardBackward0, (grad, saved[0], saved[1]), **settings)
-            if self.needs_input_grad[0]
-            else None,
-            _apply(SmoothL1LossBackwardBackward0, (grad, saved[1], saved[0]), **settings)
-            if self.needs_input_grad[1]
-            else None,
-        )
-
-
-def smooth_l1_loss_backward(grad, a, target, reduction, beta):
-    diff = a - target
-    slope = np.where(np.abs(diff) < beta, diff / beta, np.sign(diff))
-    return spread_loss_grad(grad, reduction, diff.shape) * slope.astype(diff.dtype)
-
     def forward(self, a, negative_slope):
         self.negative_slope = negative_slope
         self.save(0)
@@ -2938,24 +2956,6 @@ def smooth_l1_loss_backward(grad, a, target, reduction, beta):
 
 class LeakyReluBackward1(LeakyReluBackward0):
     """leaky_relu_ (in place): the old values are gone, so it reads the sign from the result."""
-
-    def backward_graph(self, grad):
-        saved = _linked(self)
-        settings = {"reduction": self.reduction, "delta": self.delta}
-        return (
-            _apply(HuberLossBackwardBackward0, (grad, saved[0], saved[1]), **settings)
-            if self.needs_input_grad[0]
-            else None,
-            _apply(HuberLossBackwardBackward0, (grad, saved[1], saved[0]), **settings)
-            if self.needs_input_grad[1]
-            else None,
-        )
-
-
-def huber_loss_backward(grad, a, target, reduction, delta):
-    diff = a - target
-    slope = np.clip(diff, -delta, delta)
-    return spread_loss_grad(grad, reduction, diff.shape) * slope.astype(diff.dtype)
 
     formula = "grad_self = grad where result > 0, else grad * negative_slope"
 
