@@ -2606,6 +2606,15 @@ class FmaxBackward0(Node):
         mine = self.mine(a, b) | np.isnan(b)
         return np.where(mine, grad, 0), np.where(mine, 0, grad)
 
+    def backward_graph(self, grad):
+        # PyTorch's grad.masked_fill(mask, 0) on each side
+        a, b = self.saved_values()
+        mine = self.mine(a, b) | np.isnan(b)
+        return (
+            _apply(MaskedFillBackward0, (grad,), mask=~mine, value=0),
+            _apply(MaskedFillBackward0, (grad,), mask=mine, value=0),
+        )
+
     @staticmethod
     def mine(a, b):
         return a >= b
@@ -2625,10 +2634,18 @@ class FminBackward0(FmaxBackward0):
 
 def lerp(start, end, weight):
     # PyTorch's formula: from whichever end is nearer, so lerp(a, b, 1) is exactly b
+    dtype = np.result_type(start, end)
     with np.errstate(invalid="ignore", over="ignore"):
+        if dtype in (np.float32, np.float64):
+            # lerp_vec's one fused multiply-add: fma(w or w - 1, end - start, start or end)
+            weight = np.asarray(weight, dtype)
+            small = np.abs(weight) < 0.5
+            coefficient = np.where(small, weight, weight - dtype.type(1))
+            base = np.where(small, start, end)
+            return numerics.fused_multiply_add(coefficient, end - start, base).astype(dtype)
         return np.where(
             np.abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight)
-        ).astype(np.result_type(start, end), copy=False)
+        ).astype(dtype, copy=False)
 
 
 class LerpBackward0(Node):
@@ -2641,8 +2658,11 @@ class LerpBackward0(Node):
         return lerp(a, end, weight)
 
     def backward(self, grad):
-        w = grad.dtype.type(self.weight)
-        return grad * (1 - w), grad * w
+        # PyTorch takes 1 - weight as a double, then multiplies in grad's dtype
+        return grad * grad.dtype.type(1 - self.weight), grad * grad.dtype.type(self.weight)
+
+    def backward_graph(self, grad):
+        return _scaled(grad, 1 - self.weight), _scaled(grad, self.weight)
 
 
 class LerpBackward1(Node):
@@ -2660,6 +2680,15 @@ class LerpBackward1(Node):
     def backward(self, grad):
         a, end, weight = self.saved_values()
         return grad * (1 - weight), grad * weight, grad * (end - a)
+
+    def backward_graph(self, grad):
+        a, end, weight = (_linked(self)[i] for i in range(3))
+        needs = self.needs_input_grad
+        return (
+            grad * _one_minus(weight) if needs[0] else None,
+            grad * weight if needs[1] else None,
+            grad * (end - a) if needs[2] else None,
+        )
 
 
 class AddcmulBackward0(Node):
@@ -2684,8 +2713,16 @@ class AddcmulBackward0(Node):
         value = grad.dtype.type(self.value)
         return (
             grad,
-            grad * t2 * value if t2 is not None else None,
-            grad * t1 * value if t1 is not None else None,
+            grad * (t2 * value) if t2 is not None else None,
+            grad * (t1 * value) if t1 is not None else None,
+        )
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            grad,
+            grad * _scaled(saved[2], self.value) if 2 in saved else None,
+            grad * _scaled(saved[1], self.value) if 1 in saved else None,
         )
 
 
@@ -2708,11 +2745,24 @@ class AddcdivBackward0(Node):
         t1 = next(saved) if self.needs_input_grad[2] else None
         t2 = next(saved, None)
         value = grad.dtype.type(self.value)
+        # in PyTorch's order: grad * (value / tensor2), -grad * (value * tensor1 / tensor2²)
         return (
             grad,
-            grad * value / t2 if self.needs_input_grad[1] else None,
-            -grad * value * t1 / (t2 * t2) if t1 is not None else None,
+            grad * (value / t2) if self.needs_input_grad[1] else None,
+            -grad * (value * t1 / (t2 * t2)) if t1 is not None else None,
         )
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        t2 = saved[2]
+        grad_t1 = grad_t2 = None
+        if self.needs_input_grad[1]:
+            # value / tensor2 in C++ is empty_like(tensor2).fill_(value).div_(tensor2)
+            filled = record.leaf(np.full_like(t2._array, self.value), False, "full_like")
+            grad_t1 = grad * (filled / t2)
+        if self.needs_input_grad[2]:
+            grad_t2 = -grad * (_scaled(saved[1], self.value) / (t2 * t2))
+        return grad, grad_t1, grad_t2
 
 
 # ***** losses and nn.functional (more) *****
@@ -3267,9 +3317,20 @@ class HardswishBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
+        return (self.first_derivative(a, grad),)
+
+    def first_derivative(self, a, grad):
         kind = a.dtype.type
-        slope = np.where(a <= -3, kind(0), np.where(a < 3, a / kind(3) + kind(0.5), kind(1)))
-        return (grad * slope,)
+        # a plain 0 up to -3, as PyTorch's kernel writes it (grad · 0 could be -0)
+        curved = grad * (a / kind(3) + kind(0.5))
+        return np.where(a <= -3, np.zeros((), grad.dtype), np.where(a < 3, curved, grad))
+
+    def second_derivative(self, a):
+        kind = a.dtype.type
+        return np.where((a > -3) & (a < 3), kind(1 / 3), kind(0))  # 1/3 on the curved piece
+
+    def backward_graph(self, grad):
+        return (_apply(HardswishBackwardBackward0, (grad, _linked(self)[0]), first=self),)
 
 
 class HardsigmoidBackward0(Node):
@@ -3516,6 +3577,13 @@ class BmmBackward0(Node):
             numerics.bmm_like_torch(a.swapaxes(1, 2), grad) if a is not None else None,
         )
 
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        return (
+            _apply(BmmBackward0, (grad, saved[1].transpose(1, 2))) if 1 in saved else None,
+            _apply(BmmBackward0, (saved[0].transpose(1, 2), grad)) if 0 in saved else None,
+        )
+
 
 # ***** normalisation layers *****
 
@@ -3688,6 +3756,20 @@ class SoftplusBackwardBackward0(_ActivationBackwardBackward):
         "grad_grad_output = softplus's backward of grad; "
         "grad_self = grad * grad_output * β·σ(βx)(1 - σ(βx))"
     )
+
+
+class HardswishBackwardBackward0(_ActivationBackwardBackward):
+    formula = (
+        "grad_grad_output = hardswish's backward of grad; "
+        "grad_self = grad * grad_output / 3 where -3 < self < 3, else 0"
+    )
+
+    def backward(self, grad):
+        grad_output, a = self.saved_values()
+        # PyTorch divides by 3 rather than multiplying by a third: the same bits only that way
+        curved = (a > -3) & (a < 3)
+        curvature = np.where(curved, grad * grad_output / grad.dtype.type(3), grad.dtype.type(0))
+        return self.first.first_derivative(a, grad), curvature
 
 
 # ***** indexing's backward recorded as an op (create_graph=True) *****

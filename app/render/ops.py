@@ -1210,6 +1210,15 @@ OPS: dict[str, Op] = {
         why="{1} still says where the gradient passes",
         sends=("{g} where min_val < {1} < max_val, else 0", "0"),
     ),
+    "HardswishBackwardBackward0": Op(
+        symbol="hardswish′",
+        does="computes hard swish's backward: 0 up to -3, {0}·({1}/3 + 1/2) up to 3, {0} after",
+        why="differentiating it again needs the gradient it scaled and hard swish's input",
+        sends=(
+            "0 up to -3, {g}·({1}/3 + 1/2) up to 3, {g} after",
+            "{g}·{0}/3 where -3 < {1} < 3, else 0",
+        ),
+    ),
     "EluBackwardBackward0": Op(
         symbol="elu′",
         does="computes ELU's backward: {0}·scale where {1} > 0, else {0}·scale·alpha·exp({1})",

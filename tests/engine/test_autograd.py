@@ -58,6 +58,32 @@ FUNCTIONS = {
     "sum-mean": lambda x: (x**2).mean() * x.sum(),
     "chain": lambda x: (x.tanh() * x.exp()).sigmoid(),
     "relu-square": lambda x: (x - 3).relu() ** 2 + (x - 0.1).relu() ** 2,  # both sides, no kink
+    # the picks below never meet a tie: x² + 3 > x and sin x < x + 1 for every x, and
+    # _apart(x)'s elements differ by about 1 each, so its max is its last and its min its first
+    "maximum-minimum": lambda x: (
+        torch.maximum(x * x + 3, x) ** 2 + torch.minimum(x.sin(), x + 1) * x
+    ),
+    "fmax-fmin": lambda x: torch.fmax(x, x * x + 3) ** 2 + torch.fmin(x + 1, x.sin()) * x,
+    "max-min": lambda x: _apart(x).max() * x.sin() + _apart(x).min() ** 2 * x,
+    "amax-amin": lambda x: (
+        _rows(x).amax(0) ** 2 * x.reshape(-1)
+        + _rows(x).amin(0, keepdim=True).exp()
+        + _apart(x).amax() * x.reshape(-1)
+    ),
+    "bmm": lambda x: (
+        torch.bmm(_batch(x).unsqueeze(1), _batch(x * x).cos().unsqueeze(2)) ** 2
+        + (_batch(x).exp().unsqueeze(1) @ _batch(x).unsqueeze(2)).sin()
+    ),
+    "lerp": lambda x: (
+        torch.lerp(x, x.exp(), 0.3) ** 2
+        + torch.lerp(x.sin(), x * x, 0.8) * x
+        + torch.lerp(x.sin(), x * x, x.cos()) * x
+    ),
+    "addcmul-addcdiv": lambda x: (
+        torch.addcmul(x, x.sin(), x.exp(), value=0.5) ** 2
+        + torch.addcdiv(x * x, x.cos(), x + 1, value=-0.7) ** 2
+        + torch.addcmul(x.sin(), x, x)
+    ),
     # the masks and bounds below hold for every value drawn, so no kink is crossed
     "where": lambda x: torch.where(x > 0, x**3, x) + torch.where(x > 100, x, x.exp()),
     "clamp": lambda x: x.clamp(-5, 5) ** 3 + x.clamp(max=0.0) ** 2 + x.clamp(min=0.1).sin(),
@@ -74,6 +100,8 @@ FUNCTIONS = {
         + F.huber_loss(x, x * x * 0.1, reduction="none", delta=3.0) * x
         + F.huber_loss(x * 4, x.sin() - 4, delta=0.5)
     ),
+    # x from 0.3 to 2.5: 2x - 2.5 stays on the curved piece, x + 3 on the straight one
+    "hardswish": lambda x: F.hardswish(x * 2 - 2.5) ** 2 + F.hardswish(x + 3) * x,
     "bce-with-logits": lambda x: (
         F.binary_cross_entropy_with_logits(x, x.sin() * 0.5)
         + F.binary_cross_entropy_with_logits(
@@ -81,6 +109,21 @@ FUNCTIONS = {
         )
     ),
 }
+
+
+def _apart(x):
+    """x's elements, spread about 1 apart so that no two are equal."""
+    return x.reshape(-1) * 0.1 + torch.arange(x.numel(), dtype=torch.float64)
+
+
+def _rows(x):
+    """Two rows: x, and e^x + 2 above it everywhere."""
+    return torch.stack([x.reshape(-1), x.reshape(-1).exp() + 2])
+
+
+def _batch(x):
+    """A batch of two rows made from x, for batched matrix products."""
+    return torch.stack([x.reshape(-1), x.reshape(-1).sin() + x.reshape(-1)])
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
