@@ -1,0 +1,143 @@
+"""Double backward (create_graph=True) through the nodes that pick or combine values: maximum
+and minimum, max()/min() of a whole tensor, amax/amin, bmm, lerp, addcmul and addcdiv.
+
+Each snippet prints the first gradient's grad_fn and its next_functions tree three levels deep,
+the gradient itself and the second derivatives, mixed ones included; the tie cases check that
+a split or shared gradient is differentiated as PyTorch's formula writes it.
+"""
+
+from __future__ import annotations
+
+from tools.goldens import collect
+
+SNIPPETS: list = []
+S = collect(SNIPPETS)
+
+TREE = """
+import torch
+
+
+def tree(node, depth=0):
+    if node is None:
+        return "None"
+    if depth == 3 or not node.next_functions:
+        return node.name()
+    return node.name() + "(" + ", ".join(tree(f, depth + 1) for f, _ in node.next_functions) + ")"
+
+
+def second(y, inputs):
+    grads = torch.autograd.grad((y * y).sum(), inputs, create_graph=True)
+    for g in grads:
+        print(g.grad_fn.name(), tree(g.grad_fn))
+        print(g)
+    for g in grads:
+        print(torch.autograd.grad(g.sum(), inputs, retain_graph=True, allow_unused=True))
+"""
+
+S(
+    "double-picks-maximum-minimum",
+    TREE
+    + """
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+w = torch.tensor([[0.1, 0.7, -1.1], [0.9, -0.4, 1.3]], requires_grad=True)
+second(torch.maximum(x, w * x), (x, w))
+second(torch.minimum(x, w * x), (x, w))
+second(torch.maximum(x * x, w), (x, w))
+# a tie: maximum and minimum split the gradient in half
+t = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+u = torch.tensor([1.0, 0.5, 3.0], requires_grad=True)
+second(torch.maximum(t * t, u * t), (t, u))
+second(torch.minimum(t * t, u * t), (t, u))
+""",
+)
+S(
+    "double-picks-fmax-fmin",
+    TREE
+    + """
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+w = torch.tensor([[0.1, 0.7, -1.1], [0.9, -0.4, 1.3]], requires_grad=True)
+second(torch.fmax(x, w * x), (x, w))
+second(torch.fmin(x * x, w), (x, w))
+t = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+u = torch.tensor([1.0, 0.5, 3.0], requires_grad=True)
+second(torch.fmax(t * t, u * t), (t, u))
+second(torch.fmin(t * t, u * t), (t, u))
+""",
+)
+S(
+    "double-picks-max-min-all",
+    TREE
+    + """
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+second(x.max() * x, (x,))
+second((x * x).min() * x, (x,))
+second(x.max(), (x,))
+# a tie: the gradient is shared evenly among the elements equal to the max
+t = torch.tensor([1.0, 3.0, 3.0, -2.0], requires_grad=True)
+second((t * t).max() * t, (t,))
+second(t.min() * t, (t,))
+""",
+)
+S(
+    "double-picks-amax-amin",
+    TREE
+    + """
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+second(x.amax(1) * x.sum(1), (x,))
+second((x * x).amin(0), (x,))
+second(x.amax((0, 1)) * x, (x,))
+second((x * x).amax(1, keepdim=True) * x, (x,))
+second(x.amin(-1, keepdim=True) * x, (x,))
+# a tie in each row: shared evenly
+t = torch.tensor([[1.0, 3.0, 3.0], [2.0, -1.0, 2.0]], requires_grad=True)
+second((t * t).amax(1) * t.sum(1), (t,))
+second(t.amin(0) * t.sum(0), (t,))
+""",
+)
+S(
+    "double-picks-bmm",
+    TREE
+    + """
+a = torch.tensor(
+    [[[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], [[1.1, 0.4, -0.7], [0.2, -0.9, 1.3]]],
+    requires_grad=True,
+)
+b = torch.tensor(
+    [[[0.3, 1.0], [-0.6, 0.8], [1.4, -0.2]], [[-1.0, 0.5], [0.7, 0.9], [0.1, -1.3]]],
+    requires_grad=True,
+)
+second(torch.bmm(a, b), (a, b))
+second(torch.bmm(a * a, b), (a, b))
+y = a @ b
+print(y.grad_fn.name(), tree(y.grad_fn))
+second(y, (a, b))
+""",
+)
+S(
+    "double-picks-lerp",
+    TREE
+    + """
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+e = torch.tensor([[0.1, 0.7, -1.1], [0.9, -0.4, 1.3]], requires_grad=True)
+w = torch.tensor([[0.2, 0.8, 0.35], [0.6, -0.3, 1.2]], requires_grad=True)
+second(torch.lerp(x, e, 0.3), (x, e))
+second(torch.lerp(x * x, e * x, 0.7), (x, e))
+second(torch.lerp(x, e, w), (x, e, w))
+second(torch.lerp(x * x, e, w * x), (x, e, w))
+""",
+)
+S(
+    "double-picks-addcmul-addcdiv",
+    TREE
+    + """
+x = torch.tensor([[0.5, -1.2, 2.0], [-0.3, 1.5, -2.5]], requires_grad=True)
+p = torch.tensor([[0.1, 0.7, -1.1], [0.9, -0.4, 1.3]], requires_grad=True)
+q = torch.tensor([[0.2, 0.8, 0.35], [0.6, -0.3, 1.2]], requires_grad=True)
+second(torch.addcmul(x, p, q), (x, p, q))
+second(torch.addcmul(x * x, p * x, q, value=0.3), (x, p, q))
+second(torch.addcdiv(x, p, q), (x, p, q))
+second(torch.addcdiv(x * x, p, q * x, value=-0.7), (x, p, q))
+second(torch.addcmul(x, p, q.detach(), value=1.7), (x, p))
+second(torch.addcdiv(x, p.detach(), q, value=0.4), (x, q))
+""",
+)
