@@ -1501,6 +1501,38 @@ class HuberLossBackwardBackward0(Node):
         )
 
 
+class BinaryCrossEntropyBackwardBackward0(Node):
+    """binary_cross_entropy's backward as an op: grad_output·(self - target) / (self·(1 - self))."""
+
+    formula = (
+        "grad_grad_output = grad * (self - target) / ((self + ε)(1 - self + ε)); grad_self = grad"
+        " * grad_output * (self² - 2·self·target + target) / ((self + ε)²(1 - self + ε)²); "
+        "grad_target = -grad * grad_output / max(self(1 - self), ε)  (weighted, / n for 'mean')"
+    )
+
+    def forward(self, grad_output, a, target, weight, reduction):
+        self.weight, self.reduction = weight, reduction
+        self.save(0, 1, 2)
+        return binary_cross_entropy_backward(grad_output, a, target, weight, reduction)
+
+    def backward(self, grad):
+        grad_output, a, target = self.saved_values()
+        eps = 1e-12  # a Python float: float32 stays float32, as PyTorch's double scalar does
+        # PyTorch's binary_cross_entropy_double_backward, _grad_output and _target, in its order
+        grad_a = (a * a - 2 * a * target + target) / ((a + eps) ** 2 * (1 - a + eps) ** 2)
+        grad_a = grad_a * (grad * grad_output)
+        grad_grad_output = (a - target) / ((a + eps) * (1 - a + eps)) * grad
+        grad_target = -grad * grad_output
+        if self.weight is not None:
+            grad_a, grad_grad_output = grad_a * self.weight, grad_grad_output * self.weight
+            grad_target = grad_target * self.weight
+        grad_target = grad_target / np.maximum((1 - a) * a, a.dtype.type(eps))
+        if self.reduction == "mean":
+            grad_a, grad_grad_output = grad_a / a.size, grad_grad_output / a.size
+            grad_target = grad_target / target.size
+        return grad_grad_output, grad_a, grad_target
+
+
 # ***** reductions and scans (more) *****
 
 
@@ -2804,16 +2836,59 @@ class BinaryCrossEntropyBackward0(Node):
 
     def backward(self, grad):
         a, target = self.saved_values()
-        grad = spread_loss_grad(grad, self.reduction, a.shape)
-        if self.weight is not None:
-            grad = grad * self.weight
         grad_a = grad_target = None
         if self.needs_input_grad[0]:
-            grad_a = grad * (a - target) / np.maximum((1 - a) * a, a.dtype.type(1e-12))
+            grad_a = binary_cross_entropy_backward(grad, a, target, self.weight, self.reduction)
         if self.needs_input_grad[1]:
+            grad = spread_loss_grad(grad, self.reduction, a.shape)
+            if self.weight is not None:
+                grad = grad * self.weight
             with np.errstate(divide="ignore"):
                 grad_target = grad * (np.log1p(-a) - np.log(a))
         return grad_a, grad_target
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        a, target = saved[0], saved[1]
+        grad_a = grad_target = None
+        if self.needs_input_grad[0]:
+            inputs, settings = (
+                (grad, a, target),
+                {"weight": self.weight, "reduction": self.reduction},
+            )
+            grad_a = _apply(BinaryCrossEntropyBackwardBackward0, inputs, **settings)
+        if self.needs_input_grad[1]:
+            # PyTorch's binary_cross_entropy_target_backward: -logit(self) * grad (* weight) / n
+            grad_target = -_apply(LogitBackward0, (a,)) * grad
+            if self.weight is not None:
+                grad_target = grad_target * record.leaf(self.weight, False, "weight")
+            if self.reduction == "mean":
+                grad_target = _apply(DivBackward1, (grad_target,), other=target.numel())
+        return grad_a, grad_target
+
+
+def binary_cross_entropy_backward(grad, a, target, weight, reduction):
+    grad = spread_loss_grad(grad, reduction, a.shape)
+    if weight is not None:
+        grad = grad * weight
+    return grad * (a - target) / np.maximum((1 - a) * a, a.dtype.type(1e-12))
+
+
+class LogitBackward0(Node):
+    """log(p / (1 - p)), here only inside binary_cross_entropy's recorded backward."""
+
+    formula = "grad_self = grad / (self * (1 - self)), nan outside [0, 1]"
+
+    def forward(self, a):
+        self.save(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(a / (1 - a))
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = grad / (a * (1 - a))
+        return (np.where((a < 0) | (a > 1), np.asarray(np.nan, slope.dtype), slope),)
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):

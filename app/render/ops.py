@@ -874,6 +874,12 @@ OPS: dict[str, Op] = {
             "{g}·(log(1 - {0}) - log({0}))/n",
         ),
     ),
+    "LogitBackward0": Op(
+        symbol="logit",
+        does="takes the logit log({0} / (1 - {0})) of the probabilities {0}",
+        why="the derivative 1 / ({0}·(1 - {0})) needs {0}",
+        sends=("{g} / ({0}·(1 - {0}))",),
+    ),
     "BinaryCrossEntropyWithLogitsBackward0": Op(
         symbol="bce",
         does="takes the binary cross-entropy of sigmoid({0}) against {1}, straight from the logits",
@@ -1196,6 +1202,16 @@ OPS: dict[str, Op] = {
             "{g}·clamp({1} - {2}, -delta, delta)/n",
             "{g}·{0}/n where |{1} - {2}| < delta, else 0",
             "-{g}·{0}/n where |{1} - {2}| < delta, else 0",
+        ),
+    ),
+    "BinaryCrossEntropyBackwardBackward0": Op(
+        symbol="bce′",
+        does="computes binary_cross_entropy's backward: {0}·({1} - {2}) / ({1}·(1 - {1})), over n",
+        why="differentiating it again needs the incoming gradient, the input and the target",
+        sends=(
+            "{g}·({1} - {2}) / ({1}·(1 - {1}))/n",
+            "{g}·{0}·({1}² - 2·{1}·{2} + {2}) / ({1}·(1 - {1}))²/n",
+            "-{g}·{0} / ({1}·(1 - {1}))/n",
         ),
     ),
     "LeakyReluBackwardBackward0": Op(

@@ -2018,6 +2018,54 @@ def test_nll_loss_backward_that_create_graph_records(reduction, data):
     check_gradients(second, grad_output, log_probs)
 
 
+# the loss, its input's values and its target's offsets from the input: off the kinks at ±1
+LOSS_BACKWARDS = {
+    "SmoothL1LossBackwardBackward0": (F.smooth_l1_loss, ANY, away_from(-1, 1)),
+    "HuberLossBackwardBackward0": (F.huber_loss, ANY, away_from(-1, 1)),
+    # probabilities and targets inside (0, 1); the target's gradient goes through LogitBackward0
+    "BinaryCrossEntropyBackwardBackward0": (F.binary_cross_entropy, floats(0.1, 0.9), None),
+}
+
+
+@pytest.mark.parametrize("node", sorted(LOSS_BACKWARDS))
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@SETTINGS
+@given(data=st.data())
+def test_loss_backwards_that_create_graph_records(node, reduction, data):
+    loss_fn, values, offsets = LOSS_BACKWARDS[node]
+    shape = data.draw(SHAPES, label="shape")
+    a = data.draw(arrays(shape, values), label="input")
+    if offsets is None:
+        target = data.draw(arrays(shape, floats(0.05, 0.95)), label="target")
+    else:
+        target = a - data.draw(arrays(shape, offsets), label="offsets")
+    grad_output = data.draw(arrays(shape if reduction == "none" else ()), label="grad_output")
+
+    def firsts(g, x, t):
+        x, t = (v if v.requires_grad else v.detach().requires_grad_() for v in (x, t))
+        loss = loss_fn(x, t, reduction=reduction)
+        first = torch.autograd.grad(loss, (x, t), grad_outputs=g, create_graph=True)
+        assert first[0].grad_fn.name() == node
+        return torch.stack(first)
+
+    check_gradients(firsts, grad_output, a, target)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_hardswish_backward_that_create_graph_records(data):
+    x = data.draw(arrays(SHAPES, away_from(-3, 3)), label="x")
+    grad_output = data.draw(arrays(x.shape), label="grad_output")
+
+    def first(g, a):
+        a = a if a.requires_grad else a.detach().requires_grad_()
+        (slope,) = torch.autograd.grad(F.hardswish(a), a, grad_outputs=g, create_graph=True)
+        assert slope.grad_fn.name() == "HardswishBackwardBackward0"
+        return slope
+
+    check_gradients(first, grad_output, x)
+
+
 @SETTINGS
 @given(x=arrays(SHAPES_1D_UP), v=arrays(()))
 def test_fill_with_a_tensor_sends_the_summed_grad_to_the_value(x, v):
