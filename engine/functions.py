@@ -3435,9 +3435,46 @@ class GluBackward0(Node):
 
     def backward(self, grad):
         (a,) = self.saved_values()
+        return (glu_backward(grad, a, self.dim),)
+
+    def backward_graph(self, grad):
+        return (_apply(GluBackwardBackward0, (grad, _linked(self)[0]), dim=self.dim),)
+
+
+def glu_backward(grad, a, dim):
+    first, second = np.split(a, 2, axis=dim)
+    gate = sigmoid(second)
+    return np.concatenate([grad * gate, grad * first * gate * (1 - gate)], axis=dim)
+
+
+class GluBackwardBackward0(Node):
+    """glu's backward as an op: [grad_output·σ(b), grad_output·a·σ(b)(1 - σ(b))] for halves a, b."""
+
+    formula = (
+        "grad_grad_output = glu's backward of grad, its two halves added; grad_self = "
+        "[grad_b·grad_output·σ′(b), grad_b·a·grad_output·σ″(b) + grad_a·grad_output·σ′(b)]"
+    )
+
+    def forward(self, grad_output, a, dim):
+        self.dim = dim
+        self.save(0, 1)
+        return glu_backward(grad_output, a, dim)
+
+    def backward(self, grad):
+        grad_output, a = self.saved_values()
+        # PyTorch's glu_double_backward_grad_output and glu_double_backward, in their order
+        spread = grad * glu_backward(np.ones_like(grad_output), a, self.dim)
+        spread_first, spread_second = np.split(spread, 2, axis=self.dim)
         first, second = np.split(a, 2, axis=self.dim)
+        grad_first, grad_second = np.split(grad, 2, axis=self.dim)
         gate = sigmoid(second)
-        return (np.concatenate([grad * gate, grad * first * gate * (1 - gate)], axis=self.dim),)
+        closed = 1 - gate
+        gate_slope = gate * closed
+        gate_curve = gate_slope * closed - gate * gate_slope
+        to_first = grad_second * grad_output * gate_slope
+        to_second = (grad_second * first) * grad_output * gate_curve
+        to_second = to_second + grad_first * grad_output * gate_slope
+        return spread_first + spread_second, np.concatenate([to_first, to_second], axis=self.dim)
 
 
 class PreluKernelBackward0(Node):
@@ -3459,6 +3496,42 @@ class PreluKernelBackward0(Node):
         grad_a = np.where(positive, grad, grad * weight) if self.needs_input_grad[0] else None
         grad_w = np.where(positive, zero, grad * a) if self.needs_input_grad[1] else None
         return grad_a, grad_w  # the engine sums grad_w back to the weight's shape
+
+    def backward_graph(self, grad):
+        saved = _linked(self)
+        grad_a, grad_w = _apply(PreluKernelBackwardBackward0, (grad, saved[0], saved[1]))
+        return (
+            grad_a if self.needs_input_grad[0] else None,
+            grad_w if self.needs_input_grad[1] else None,
+        )
+
+
+class PreluKernelBackwardBackward0(Node):
+    """prelu's backward as an op of two outputs: the gradients of self and of the weight."""
+
+    formula = (
+        "grad_grad_output = grad_self where self >= 0, else grad_self * weight + grad_weight * "
+        "self; grad_self = grad_output * grad_weight where self < 0; grad_weight = "
+        "grad_output * grad_self where self < 0"
+    )
+
+    def forward(self, grad_output, a, weight):
+        self.save(0, 1, 2)
+        positive = a > 0
+        grad_a = np.where(positive, grad_output, grad_output * weight)
+        grad_w = np.where(positive, np.zeros((), grad_output.dtype), grad_output * a)
+        return grad_a, grad_w
+
+    def backward(self, grad_a, grad_w):
+        grad_output, a, weight = self.saved_values()
+        # PyTorch's formulas pick with self >= 0, where the forward picked with self > 0: at 0
+        # the second derivatives take the positive side
+        straight = a >= 0
+        zero = np.zeros((), grad_a.dtype)
+        to_grad_output = np.where(straight, grad_a, grad_a * weight + grad_w * a)
+        to_a = np.where(straight, zero, grad_output * grad_w)
+        to_weight = np.where(straight, zero, grad_output * grad_a)
+        return to_grad_output, to_a, to_weight
 
 
 # ***** layers *****

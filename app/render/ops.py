@@ -1214,6 +1214,25 @@ OPS: dict[str, Op] = {
             "-{g}·{0} / ({1}·(1 - {1}))/n",
         ),
     ),
+    "GluBackwardBackward0": Op(
+        symbol="glu′",
+        does="computes glu's backward: {0}·σ(b) for the first half a of {1}, {0}·a·σ′(b) for b",
+        why="differentiating it again needs the incoming gradient and both halves of glu's input",
+        sends=(
+            "the backward of {g}, the halves' parts added",
+            "{g}_b·{0}·σ′(b) for a; {g}_b·a·{0}·σ″(b) + {g}_a·{0}·σ′(b) for b",
+        ),
+    ),
+    "PreluKernelBackwardBackward0": Op(
+        symbol="prelu′",
+        does="computes PReLU's backward: {0} where {1} > 0, else {0}·{2}; and {0}·{1} for {2}",
+        why="differentiating it again needs the incoming gradient, the input and the slope",
+        sends=(
+            "{g}₁ where {1} ≥ 0, else {g}₁·{2} + {g}₂·{1}",
+            "{0}·{g}₂ where {1} < 0, else 0",
+            "{0}·{g}₁ where {1} < 0, else 0",
+        ),
+    ),
     "LeakyReluBackwardBackward0": Op(
         symbol="leaky_relu′",
         does="computes leaky ReLU's backward: {0} where {1} > 0, else {0}·negative_slope",

@@ -109,6 +109,9 @@ FUNCTIONS = {
             x.sin() * 0.4 + 0.3, x.cos() * 0.3 + 0.5, weight=x * 0 + 0.7, reduction="none"
         )
     ),
+    "glu": lambda x: F.glu(torch.cat([x * x, x.sin()]), 0) * F.glu(torch.stack([x.cos(), x]), 0),
+    # the input stays negative (x - 3) or positive (x), the slope is a function of x
+    "prelu": lambda x: F.prelu(x - 3, (x.sum() * 0.1).reshape(1)) ** 2 + F.prelu(x, x[:1]) * x,
     "bce-with-logits": lambda x: (
         F.binary_cross_entropy_with_logits(x, x.sin() * 0.5)
         + F.binary_cross_entropy_with_logits(

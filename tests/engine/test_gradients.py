@@ -2067,6 +2067,40 @@ def test_hardswish_backward_that_create_graph_records(data):
 
 
 @SETTINGS
+@given(data=st.data())
+def test_glu_backward_that_create_graph_records(data):
+    shape = data.draw(SHAPES_1D_UP, label="shape")
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    x = data.draw(arrays(shape[:dim] + (2 * shape[dim],) + shape[dim + 1 :]), label="x")
+    grad_output = data.draw(arrays(shape), label="grad_output")
+
+    def first(g, a):
+        a = a if a.requires_grad else a.detach().requires_grad_()
+        (slope,) = torch.autograd.grad(F.glu(a, dim), a, grad_outputs=g, create_graph=True)
+        assert slope.grad_fn.name() == "GluBackwardBackward0"
+        return slope
+
+    check_gradients(first, grad_output, x)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_prelu_backward_that_create_graph_records(data):
+    x = data.draw(arrays(SHAPES_1D_UP, NONZERO), label="x")
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    weight = data.draw(arrays((data.draw(st.sampled_from([1, channels])),)), label="weight")
+    grad_output = data.draw(arrays(x.shape), label="grad_output")
+
+    def firsts(g, a, w):
+        a, w = (v if v.requires_grad else v.detach().requires_grad_() for v in (a, w))
+        grads = torch.autograd.grad(F.prelu(a, w), (a, w), grad_outputs=g, create_graph=True)
+        assert grads[0].grad_fn.name() == "PreluKernelBackwardBackward0"
+        return torch.cat([grads[0].reshape(-1), grads[1].reshape(-1)])
+
+    check_gradients(firsts, grad_output, x, weight)
+
+
+@SETTINGS
 @given(x=arrays(SHAPES_1D_UP), v=arrays(()))
 def test_fill_with_a_tensor_sends_the_summed_grad_to_the_value(x, v):
     # FillBackward3: y[0] = v with a 0-dim tensor v fills a view of y, so v gets its gradient
