@@ -3405,7 +3405,12 @@ class HardswishBackward0(Node):
         return np.where((a > -3) & (a < 3), kind(1 / 3), kind(0))  # 1/3 on the curved piece
 
     def backward_graph(self, grad):
-        return (_apply(HardswishBackwardBackward0, (grad, _linked(self)[0]), first=self),)
+        a = _linked(self)[0]
+        if self.saved[0].counter is None:
+            # hardswish_ kept a copy of the old values (engine/record.py apply_inplace); PyTorch
+            # keeps a clone of them, so its graph has a CloneBackward0 there
+            a = _apply(CloneBackward0, (a,))
+        return (_apply(HardswishBackwardBackward0, (grad, a), first=self),)
 
 
 class HardsigmoidBackward0(Node):
