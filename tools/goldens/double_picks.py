@@ -141,3 +141,15 @@ second(torch.addcmul(x, p, q.detach(), value=1.7), (x, p))
 second(torch.addcdiv(x, p.detach(), q, value=0.4), (x, q))
 """,
 )
+S(
+    "double-picks-nan",
+    TREE
+    + """
+# max() of a tensor holding nan is nan, and its gradient goes to the nans; amax compares
+# result == self, which no nan passes
+x = torch.tensor([1.0, float("nan"), 2.0, float("nan")], requires_grad=True)
+second(x.max() * x, (x,))
+second(x.min(), (x,))
+second(x.amax(0) * x, (x,))
+""",
+)
