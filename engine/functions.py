@@ -2736,6 +2736,9 @@ class AddcmulBackward0(Node):
             self.save(1)
         if self.needs_input_grad[1]:
             self.save(2)
+        if np.result_type(a, t1, t2) in (np.float32, np.float64):
+            # PyTorch's kernel fuses the last step: fma(value * tensor1, tensor2, self)
+            return numerics.fused_multiply_add(value * t1, t2, a)
         return a + value * t1 * t2
 
     def backward(self, grad):

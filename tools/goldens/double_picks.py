@@ -153,3 +153,40 @@ second(x.min(), (x,))
 second(x.amax(0) * x, (x,))
 """,
 )
+S(
+    "double-picks-bits",
+    """
+import torch
+
+# every digit: tolist() shows the float32 rounding a 4-digit repr hides (addcmul's fused
+# multiply-add, lerp's, the order of each backward formula)
+torch.manual_seed(0)
+x = torch.randn(3, 4, requires_grad=True)
+p = torch.randn(3, 4, requires_grad=True)
+q = (torch.rand(3, 4) + 0.5).requires_grad_()
+w = torch.rand(3, 4).requires_grad_()
+a = torch.randn(2, 3, 4, requires_grad=True)
+b = torch.randn(2, 4, 2, requires_grad=True)
+cases = {
+    "addcmul": lambda: (torch.addcmul(x, p, q, value=0.37), (x, p, q)),
+    "addcdiv": lambda: (torch.addcdiv(x, p, q, value=-0.73), (x, p, q)),
+    "lerp0": lambda: (torch.lerp(x, p, 0.23), (x, p)),
+    "lerp0b": lambda: (torch.lerp(x, p, 0.81), (x, p)),
+    "lerp1": lambda: (torch.lerp(x, p, w * 1.7 - 0.3), (x, p, w)),
+    "maximum": lambda: (torch.maximum(x, p), (x, p)),
+    "fmin": lambda: (torch.fmin(x, p), (x, p)),
+    "max": lambda: (x.max() * p, (x, p)),
+    "amin": lambda: (x.amin(1) * p.sum(1), (x, p)),
+    "amax": lambda: (x.amax((0, 1), keepdim=True) * p, (x, p)),
+    "bmm": lambda: (torch.bmm(a, b), (a, b)),
+    "matmul": lambda: (a @ b, (a, b)),
+}
+for name, case in cases.items():
+    y, inputs = case()
+    gs = torch.autograd.grad((y * y * 1.3).sum(), inputs, create_graph=True)
+    print(name, [g.tolist() for g in gs])
+    for g in gs:
+        hs = torch.autograd.grad((g * g).sum(), inputs, retain_graph=True, allow_unused=True)
+        print(name, [None if h is None else h.tolist() for h in hs])
+""",
+)
