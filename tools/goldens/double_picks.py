@@ -190,3 +190,41 @@ for name, case in cases.items():
         print(name, [None if h is None else h.tolist() for h in hs])
 """,
 )
+S(
+    "double-picks-broadcast-float64",
+    """
+import torch
+
+# every digit again, with broadcast inputs (their gradients summed back) and in float64
+torch.manual_seed(1)
+x = torch.randn(3, 4, requires_grad=True)
+p = torch.randn(4, requires_grad=True)
+q = (torch.rand(3, 1) + 0.5).requires_grad_()
+w = torch.tensor(0.3, requires_grad=True)
+d = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+e = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+cases = {
+    "addcmul": lambda: (torch.addcmul(x, p, q, value=0.37), (x, p, q)),
+    "addcdiv": lambda: (torch.addcdiv(x, p, q, value=-0.73), (x, p, q)),
+    "lerp1": lambda: (torch.lerp(x, p, w), (x, p, w)),
+    "lerp0": lambda: (torch.lerp(p, x, 0.6), (x, p)),
+    "maximum": lambda: (torch.maximum(x, p), (x, p)),
+    "minimum": lambda: (torch.minimum(q, x), (x, q)),
+    "fmax": lambda: (torch.fmax(p, x), (x, p)),
+    "amax": lambda: (x.amax(-1) * p.sum(), (x, p)),
+    "d-addcmul": lambda: (torch.addcmul(d, e, d, value=0.37), (d, e)),
+    "d-lerp": lambda: (torch.lerp(d, e, 0.4), (d, e)),
+    "d-lerp1": lambda: (torch.lerp(d, e, d.sigmoid()), (d, e)),
+    "d-addcdiv": lambda: (torch.addcdiv(d, e, d.exp(), value=0.3), (d, e)),
+    "d-bmm": lambda: (d.reshape(3, 2, 2) @ e.reshape(3, 2, 2), (d, e)),
+}
+for name, case in cases.items():
+    y, inputs = case()
+    print(name, y.grad_fn.name())
+    gs = torch.autograd.grad((y * y * 1.3).sum(), inputs, create_graph=True)
+    print(name, [g.tolist() for g in gs])
+    for g in gs:
+        hs = torch.autograd.grad((g * g).sum(), inputs, retain_graph=True, allow_unused=True)
+        print(name, [None if h is None else h.tolist() for h in hs])
+""",
+)
