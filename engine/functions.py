@@ -3452,7 +3452,8 @@ class GluBackward0(Node):
 def glu_backward(grad, a, dim):
     first, second = np.split(a, 2, axis=dim)
     gate = sigmoid(second)
-    return np.concatenate([grad * gate, grad * first * gate * (1 - gate)], axis=dim)
+    # in the order of PyTorch's kernel: (1 - σ)·σ·a·grad, so float32 rounds as it does
+    return np.concatenate([gate * grad, (1 - gate) * gate * first * grad], axis=dim)
 
 
 class GluBackwardBackward0(Node):

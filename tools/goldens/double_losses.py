@@ -74,6 +74,14 @@ for reduction in ("mean", "sum", "none"):
         return F.binary_cross_entropy(x, t, reduction=reduction, **kw).sum()
     show("plain " + reduction, loss(), [x, t])
     show("weight " + reduction, loss(weight=w), [x, t])
+
+# the target's gradient, node by node down its first inputs: -logit(x) * grad / n
+(_, g) = torch.autograd.grad(F.binary_cross_entropy(x, t), [x, t], create_graph=True)
+chain, node = [], g.grad_fn
+while node is not None:
+    chain.append(node.name())
+    node = node.next_functions[0][0] if node.next_functions else None
+print(" ".join(chain))
 """,
 )
 double(
