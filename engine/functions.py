@@ -2083,6 +2083,13 @@ class MaskedFillBackward1(MaskedFillBackward0):
         mask = np.broadcast_to(self.mask, grad.shape)
         return grad_self, grad[mask].sum(dtype=grad.dtype)
 
+    def backward_graph(self, grad):
+        # PyTorch's grad.masked_fill(mask, 0) and masked_fill_backward: masked_select, then sum
+        (grad_self,) = super().backward_graph(grad)
+        if not self.needs_input_grad[1]:
+            return grad_self, None
+        return grad_self, _apply(MaskedSelectBackward0, (grad,), mask=self.mask).sum()
+
 
 class MaskedSelectBackward0(Node):
     formula = "grad_self = zeros, with grad put back where the mask is True"

@@ -228,3 +228,34 @@ for name, case in cases.items():
         print(name, [None if h is None else h.tolist() for h in hs])
 """,
 )
+S(
+    "double-picks-masked-fill-tensor-value",
+    """
+import torch
+
+
+def tree(node, depth=0):
+    if node is None:
+        return "None"
+    if depth == 3 or not node.next_functions:
+        return node.name()
+    return node.name() + "(" + ", ".join(tree(f, depth + 1) for f, _ in node.next_functions) + ")"
+
+
+# masked_fill with a 0-dim tensor value (MaskedFillBackward1), as max() of a whole tensor
+# records it in its backward: the value's gradient is masked_select, then sum
+t = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+m = torch.tensor([True, False, True])
+y = (t * t).masked_fill(m, (t ** 3).sum())
+(g,) = torch.autograd.grad((y * y).sum(), t, create_graph=True)
+print(g, tree(g.grad_fn))
+(h,) = torch.autograd.grad(g.sum(), t)
+print(h)
+# a third derivative through max(): its second one is a MaskedFillBackward1 of a tensor value
+x = torch.tensor([1.0, 3.0, 2.0], requires_grad=True)
+(g,) = torch.autograd.grad(x.max() ** 3, x, create_graph=True)
+(h,) = torch.autograd.grad(g.sum(), x, create_graph=True)
+print(g, h, tree(h.grad_fn))
+print(torch.autograd.grad(h.sum(), x))
+""",
+)
