@@ -91,3 +91,17 @@ a.add_(b, alpha=-0.01)
 print(a.tolist())
 """,
 )
+S(
+    "numerics-sigmoid-short-tensors",
+    """
+import torch
+# PyTorch's CPU sigmoid: 1 / (1 + exp(-x)) in float32, with libm's exp below 16 elements
+torch.manual_seed(0)
+print(torch.sigmoid(torch.tensor(0.2)).item())
+for n in (1, 3, 6, 15):
+    x = torch.randn(n) * 4
+    print(torch.sigmoid(x).tolist())
+    print(x.sigmoid().sum().item())
+print(torch.sigmoid(torch.tensor([-200.0, -88.0, 0.0, 88.0, 200.0])).tolist())
+""",
+)
