@@ -93,6 +93,8 @@ SETTINGS = {
     "MseLossBackward0": ("reduction",),
     "SmoothL1LossBackward0": ("beta", "reduction"),
     "HuberLossBackward0": ("delta", "reduction"),
+    "SmoothL1LossBackwardBackward0": ("beta", "reduction"),
+    "HuberLossBackwardBackward0": ("delta", "reduction"),
     "AddcmulBackward0": ("value",),
     "AddcdivBackward0": ("value",),
     # an activation's backward recorded as an op keeps the activation's settings

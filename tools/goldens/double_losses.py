@@ -141,3 +141,28 @@ print(torch.autograd.grad(g.sum(), x))
 """,
     unsupported=True,
 )
+S(
+    "double-losses-saved-attributes",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([0.5, 2.0, -1.0], requires_grad=True)
+t = torch.tensor([0.1, 0.5, 0.3])
+w = torch.tensor([0.25], requires_grad=True)
+(g,) = torch.autograd.grad(F.huber_loss(x, t, delta=0.7), x, create_graph=True)
+n = g.grad_fn
+print(n.name(), n._saved_self is x, n._saved_target, n._saved_grad_output)
+print(n._saved_delta, n._saved_reduction)
+(g,) = torch.autograd.grad(F.smooth_l1_loss(x, t, beta=0.7, reduction="sum"), x, create_graph=True)
+n = g.grad_fn
+print(n.name(), n._saved_self is x, n._saved_beta, n._saved_reduction)
+p = x.sigmoid()
+(g,) = torch.autograd.grad(F.binary_cross_entropy(p, t), p, create_graph=True)
+n = g.grad_fn
+print(n.name(), torch.equal(n._saved_self, p), n._saved_target, n._saved_grad_output)
+(g,) = torch.autograd.grad(F.hardswish(x).sum(), x, create_graph=True)
+print(g.grad_fn.name(), g.grad_fn._saved_self is x, g.grad_fn._saved_grad_output)
+(g,) = torch.autograd.grad(F.prelu(x, w).sum(), x, create_graph=True)
+print(g.grad_fn.name(), g.grad_fn._saved_self is x, g.grad_fn._saved_weight is w)
+""",
+)
