@@ -48,15 +48,16 @@ class Version:
 class SavedTensor:
     """A value a node keeps for its backward, with the version it had when saved."""
 
-    __slots__ = ("value", "counter", "version", "describe")
+    __slots__ = ("value", "counter", "version", "describe", "tensor")
 
-    def __init__(self, value, counter: Version | None, describe) -> None:
+    def __init__(self, value, counter: Version | None, describe, tensor=None) -> None:
         if counter is not None and counter.inference:
             raise RuntimeError(INFERENCE_SAVED_MESSAGE)
         self.value = value
         self.counter = counter
         self.version = counter.value if counter is not None else 0
         self.describe = describe  # () -> "[torch.FloatTensor [3]], which is output 0 of Exp"
+        self.tensor = tensor  # the input tensor it was saved from (never an output: a cycle)
 
     def unpack(self):
         if self.counter is not None and self.counter.value != self.version:

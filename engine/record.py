@@ -117,7 +117,7 @@ def _saved(node: Node, what, inputs, arrays, out: Tensor) -> SavedTensor:
     t = inputs[what]
     if not isinstance(t, Tensor):
         return SavedTensor(arrays[what], None, None)
-    return SavedTensor(arrays[what], t._version_counter, lambda: describe_saved(t))
+    return SavedTensor(arrays[what], t._version_counter, lambda: describe_saved(t), t)
 
 
 def describe_saved(t: Tensor) -> str:

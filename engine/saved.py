@@ -216,10 +216,13 @@ def _scalar_operand(node: Node, what, value):
 def as_tensors(node: Node) -> dict:
     """What the node saved, by what forward asked for (an input's position, or "result")."""
     values = node.saved_values()  # raises once freed, or when changed in place since
-    return {what: _linked(node, what, v) for what, v in zip(node.to_save, values, strict=True)}
+    return {
+        what: _linked(node, what, v, s.tensor)
+        for what, v, s in zip(node.to_save, values, node.saved, strict=True)
+    }
 
 
-def _linked(node: Node, what, value):
+def _linked(node: Node, what, value, source: Tensor | None = None):
     if what == "result":
         out = Tensor._wrap(value, requires_grad=True)
         out.grad_fn = node
@@ -229,6 +232,8 @@ def _linked(node: Node, what, value):
     child, nr = node.next_functions[what]
     if isinstance(child, AccumulateGrad):
         return child.variable
+    if source is not None and source._array is value and source._grad_fn is child:
+        return source  # PyTorch keeps the input itself, so `_saved_self is y` holds
     out = Tensor._wrap(value, requires_grad=child is not None)
     out.grad_fn, out._output_nr = child, nr
     return out

@@ -218,6 +218,27 @@ except RuntimeError as e:
 """,
 )
 
+S(
+    "autograd-saved-input-is-the-input",
+    """
+import torch
+x = torch.tensor([0.5, 2.0], requires_grad=True)
+p = x.sigmoid()
+q = p.exp()
+y = p * q
+print(y.grad_fn._saved_self is p, y.grad_fn._saved_other is q, (x * p).grad_fn._saved_self is x)
+z = (p * 3).sum()
+print(z.grad_fn.next_functions[0][0]._saved_self is p)
+(g,) = torch.autograd.grad((p * p).sum(), x, create_graph=True)
+print(g, g.grad_fn.name())
+p.mul_(2)
+try:
+    y.grad_fn._saved_self
+except RuntimeError as e:
+    print(e)
+""",
+)
+
 # The tutorial's LegendrePolynomial3 runs as written, 2000 steps, in tools/goldens/tutorials.py.
 # Here: the same Function for a few steps on a small grid, the graph it makes inside a training
 # step and its saved input; short, so the app's step-by-step oracles walk it (they skip the
