@@ -8,7 +8,8 @@ So pages are drawn by a small pool of long-lived worker processes (app/render_wo
 - fresh interpreters (`python -m app.render_worker`), not forks of the threaded server, started
   with a minimal environment (none of the server's secrets), each with RLIMIT_AS and a CPU
   backstop it sets itself;
-- a wall-clock budget per task: past it the parent kills that worker and starts another;
+- a wall-clock budget per task, counted from the worker's READY (its start is not the task's):
+  past it the parent kills that worker and starts another;
 - length-prefixed JSON both ways over pipes, never pickle; a reply larger than
   `max_reply_bytes` kills the worker too;
 - as many renders at once as workers, a bounded queue behind them, and RenderBusy past it
@@ -31,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.render_worker import HEADER, TEST_TASKS_ENV
+from app.render_worker import HEADER, READY, TEST_TASKS_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,6 +65,7 @@ class RenderSettings:
     # wall clock per task, from sending it to its reply: a 20,000-event page takes about 1.5 s,
     # and a hostile link holds a page for at most this twice (the drawing, then the words)
     budget_seconds: float = 4.0
+    start_seconds: float = 30.0  # a new worker's imports, before it says it is ready (not budget)
     memory_mib: int = 1024  # each worker's address space
     cpu_seconds: float = 20.0  # each task's CPU backstop in the worker (the budget acts first)
     max_reply_bytes: int = 64 * 1024 * 1024
@@ -99,12 +101,14 @@ class RenderPool:
     async def start(self) -> None:
         """Start every worker now rather than at the first tasks."""
         idle = self._queue()
-        started = []
+        waiting = []
         while not idle.empty():
-            worker = idle.get_nowait()
-            started.append(worker if worker is not None else await self._spawn())
+            waiting.append(idle.get_nowait())
+        started = await asyncio.gather(
+            *(self._ready(worker) for worker in waiting), return_exceptions=True
+        )
         for worker in started:
-            idle.put_nowait(worker)
+            idle.put_nowait(worker if isinstance(worker, _Worker) else None)
 
     async def close(self) -> None:
         """Stop the workers; tasks still running end with TooLargeToDraw."""
@@ -168,6 +172,9 @@ class RenderPool:
         except ValueError:  # not JSON: the worker's output is not to be trusted any more
             raise TooLargeToDraw("the render worker's reply was unreadable") from None
 
+    async def _ready(self, worker: _Worker | None) -> _Worker:
+        return worker if worker is not None else await self._spawn()
+
     def _queue(self) -> asyncio.Queue:
         if self._idle is None:
             self._idle = asyncio.Queue()
@@ -194,6 +201,13 @@ class RenderPool:
             raise TooLargeToDraw(f"no render worker could be started ({error})") from None
         worker = _Worker(process)
         self._live.add(worker)
+        try:
+            ready = await asyncio.wait_for(worker.reply(1024), settings.start_seconds)
+        except Exception:
+            ready = None
+        if ready != READY:
+            self._discard(worker)
+            raise TooLargeToDraw("a render worker did not start")
         return worker
 
     async def _start_process(self, env: dict[str, str]) -> asyncio.subprocess.Process:
@@ -282,9 +296,12 @@ class _Worker:
         return self.process.returncode is None
 
     async def call(self, data: bytes, max_reply: int) -> dict:
-        stdin, stdout = self.process.stdin, self.process.stdout
-        stdin.write(data)
-        await stdin.drain()
+        self.process.stdin.write(data)
+        await self.process.stdin.drain()
+        return await self.reply(max_reply)
+
+    async def reply(self, max_reply: int) -> dict:
+        stdout = self.process.stdout
         (size,) = HEADER.unpack(await stdout.readexactly(HEADER.size))
         if size > max_reply:
             raise _ReplyTooLarge(max_reply)

@@ -14,6 +14,10 @@ Protocol, on stdin and stdout: each message is an 8-byte big-endian length and t
 of JSON. A request is {"kind": "page" | "narration", ...}; the reply is {"ok": true, "result":
 ...} or {"ok": false, "error": "..."}. After a MemoryError the reply says "fatal": the worker
 exits, as its heap may be in no state to go on, and the parent starts another.
+
+Before its first request the worker writes one message of its own, READY, once its imports are
+done: the parent counts a task's budget from then, so a worker's start (half a second of
+imports, more on a busy machine) is never charged to the first task it is given.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import BinaryIO
 
 HEADER = struct.Struct(">Q")
 TEST_TASKS_ENV = "GRADTRACE_RENDER_TEST_TASKS"  # "1": also the kinds the pool's tests use
+READY = {"ready": True}  # the worker's first message: imported, limited, reading requests
 
 
 def read_message(stream: BinaryIO, limit: int) -> dict | None:
@@ -92,6 +97,8 @@ def handle(request: dict, test_tasks: bool) -> object:
 
 def serve(source: BinaryIO, sink: BinaryIO, cpu_seconds: float, max_request: int) -> None:
     test_tasks = os.environ.get(TEST_TASKS_ENV) == "1"
+    sink.write(encode(READY))
+    sink.flush()
     while True:
         request = read_message(source, max_request)
         if request is None:

@@ -104,6 +104,30 @@ def test_a_task_past_its_budget_is_killed_and_replaced(seed):
     assert page["rendered"]["steps"] and before != after
 
 
+def test_a_workers_start_is_not_charged_to_its_first_task(seed):
+    # A worker's imports take about half a second, more on a busy machine: the budget counts
+    # from its READY, so a budget shorter than the start still lets a quick task through.
+    async def body(pool):
+        first = await pool.run({"kind": "echo", "size": 3})
+        (pid,) = pool.pids
+        with pytest.raises(TooLargeToDraw, match="budget"):
+            await pool.run({"kind": "sleep", "seconds": 30})
+        return first, pid, await pool.run({"kind": "echo", "size": 2}), pool.pids
+
+    first, pid, second, after = _run(_settings(budget_seconds=0.05), body)
+    assert first == "xxx" and second == "xx" and pid not in after
+
+
+def test_a_worker_that_never_says_ready_fails_the_task_and_is_stopped():
+    async def body(pool):
+        with pytest.raises(TooLargeToDraw, match="did not start"):
+            await pool.run({"kind": "echo", "size": 3})
+        await asyncio.sleep(0)  # let the stopped worker's reaping begin
+        return pool.pids
+
+    assert _run(_settings(start_seconds=0.001), body) == []
+
+
 def test_a_worker_killed_mid_task_fails_that_task_and_is_replaced(seed):
     async def body(pool):
         await pool.start()
