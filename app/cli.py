@@ -1,4 +1,5 @@
-"""The `gradtrace` command: run a snippet as the web app would, or print its trace."""
+"""The `gradtrace` command: run a snippet as the web app would, print its trace, check lessons,
+or serve the site."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("file", type=pathlib.Path)
     trace = commands.add_parser("trace", help="run a snippet and print its trace as JSON")
     trace.add_argument("file", type=pathlib.Path)
+    lessons = commands.add_parser("lessons", help="work with lesson files")
+    lesson_commands = lessons.add_subparsers(dest="lessons_command", required=True)
+    check = lesson_commands.add_parser(
+        "check", help="validate lessons: front matter, steps, spans and answers against the run"
+    )
+    check.add_argument("files", type=pathlib.Path, nargs="+", help="lesson files or folders")
     serve = commands.add_parser("serve", help="serve the web app (sandbox checked first)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -30,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args.host, args.port, args.allow_weak_sandbox)
+    if args.command == "lessons":
+        return _check_lessons(args.files)
 
     try:
         code = args.file.read_text(encoding="utf-8")
@@ -50,6 +59,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         _report_failure(outcome)
     return 1
+
+
+def _check_lessons(paths: list[pathlib.Path]) -> int:
+    """Each lesson's problems as `file:line: message`; 0 when there are none."""
+    from app.lessons.check import check_file
+
+    files = []
+    for path in paths:
+        files += sorted(path.glob("*.md")) if path.is_dir() else [path]
+    if not files:
+        print("gradtrace: no lesson files found", file=sys.stderr)
+        return 2
+    _warn_if_weak()
+    failed = 0
+    for path in files:
+        report = check_file(path, execution.run_snippet)
+        for line in report.lines():
+            print(line)
+        if report.problems:
+            failed += 1
+        else:
+            print(f"{path}: ok ({report.steps} steps)")
+    if failed:
+        print(f"{failed} of {len(files)} lessons have problems", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _warn_if_weak() -> None:

@@ -62,6 +62,8 @@ class Settings:
     render_budget_seconds: float = RenderSettings.budget_seconds  # past it: shown in words
     render_memory_mib: int = RenderSettings.memory_mib  # each worker's address space
     page_cache_mib: int = 64  # drawn pages kept in memory
+    # ***** lessons: one Markdown file each (app/lessons) *****
+    lessons_dir: Path = ROOT / "lessons"
     # ***** HTTP hygiene *****
     # Host headers answered (Starlette's TrustedHostMiddleware): any other name that points
     # here, as a DNS-rebinding page's does, is refused. IPv6 literals keep their brackets.

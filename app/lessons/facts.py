@@ -1,0 +1,295 @@
+"""What a trace proves: the answers a quick check may ask for, read from the run itself.
+
+A lesson's question names a fact (`fact: grad a at 9`) and `gradtrace lessons check` holds the
+author's answer to it; generated checks (app/lessons/generated.py) take their answers from here
+and nowhere else. A fact is one of:
+
+    grad NAME [at STEP]      NAME's .grad after STEP (default: when the run ended)
+    leaves                   the named tensors that are leaves
+    gets-grad                the tensors whose .grad the first backward() fills
+    next-backward after STEP the node whose backward runs first after STEP
+    backward-order           the nodes the first backward() runs, in order
+    paths NAME               how many paths lead from the first backward()'s root to leaf NAME
+    second-backward-fails    whether calling backward() again would raise (saved tensors freed)
+
+NAME is the tensor's name as the graph shows it (`a`, `model.weight`, `result₂`). Nodes are
+named as in the autograd view: `MulBackward0`, `AccumulateGrad(a)` for a leaf's; where one name
+means several nodes, `MulBackward0(c)` names the one that made `c`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from app.render import grads, graph, steps
+from app.render.spans import span_text
+
+_FACT = re.compile(
+    r"^(?:(?P<grad>grad) (?P<grad_of>\S+)(?: at (?P<grad_at>\d+))?"
+    r"|(?P<leaves>leaves)|(?P<gets>gets-grad)"
+    r"|(?P<next>next-backward) after (?P<next_at>\d+)"
+    r"|(?P<order>backward-order)|(?P<paths>paths) (?P<paths_of>\S+)"
+    r"|(?P<again>second-backward-fails))$"
+)
+_NAMED = re.compile(r"^[A-Za-z_][\w.₀-₉]*(\[\d+\])?$")  # a name the snippet gave, not `a*b`
+
+
+def is_name(label: str) -> bool:
+    """Whether a tensor's label is a name the snippet gave it (`a`, `xs[0]`), not code."""
+    return _NAMED.match(label) is not None
+
+
+class FactError(ValueError):
+    """The fact cannot be read from this trace (a typo, a name the run never made, ...)."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A fact's answer: a number (or nested list), a set or list of names, or a bool; `step`
+    is the step that shows it, and `elements` the graph elements it stands for, per view."""
+
+    value: object
+    step: int | None = None  # the step that shows it, from 1
+    elements: dict[str, tuple[str, ...]] | None = None  # view → element ids
+    subject: str = ""  # what it is of, in words: "a.grad", "the leaves"
+
+
+class TraceFacts:
+    """The facts of one trace, read on demand."""
+
+    def __init__(self, trace: dict) -> None:
+        self.trace = trace
+        self.scene = graph.build(trace)
+        self.steps = steps.build(self.scene)
+        self.labels = self.scene.labels
+
+    # ***** reading a fact by its text *****
+
+    def read(self, text: str) -> Fact:
+        match = _FACT.match(text.strip())
+        if match is None:
+            raise FactError(f"{text!r} is not a fact gradtrace knows (see app/lessons/facts.py)")
+        if match["grad"]:
+            fact, subject = self.grad(match["grad_of"], _int(match["grad_at"])), "{}.grad"
+        elif match["leaves"]:
+            fact, subject = self.leaves(), "the leaves"
+        elif match["gets"]:
+            fact, subject = self.gets_grad(), "what gets a .grad"
+        elif match["next"]:
+            fact, subject = self.next_backward(int(match["next_at"])), "the next node backward"
+        elif match["order"]:
+            fact, subject = self.backward_order(), "the backward order"
+        elif match["paths"]:
+            fact, subject = self.paths(match["paths_of"]), "the number of paths to {}"
+        else:
+            fact, subject = self.second_backward_fails(), "whether a second backward() fails"
+        name = match["grad_of"] or match["paths_of"]
+        return replace(fact, subject=subject.format(name))
+
+    # ***** the facts *****
+
+    def grad(self, name: str, at: int | None = None) -> Fact:
+        tid = self.tensor(name)
+        last = self.steps[-1]["seq"][1] if at is None else self._last_event(at)
+        known = None
+        for seq in sorted(self._history):
+            if seq > last:
+                break
+            for changed, value in self._history[seq]:
+                if changed == tid:
+                    known = (seq, value.value)
+        if known is None:
+            where = "when the run ended" if at is None else f"after step {at}"
+            raise FactError(f"{name}.grad is None {where}: backward() has not filled it")
+        seq, value = known
+        return Fact(value, self.step_of(seq))
+
+    def leaves(self) -> Fact:
+        names = {
+            label
+            for tid, record in self.trace["tensors"].items()
+            if record["is_leaf"]
+            and is_name(label := self.labels[tid])
+            and not label.endswith(".grad")
+        }
+        return Fact(frozenset(names))
+
+    def gets_grad(self) -> Fact:
+        backward = self._first_backward()
+        filled = [
+            event["tensor"]
+            for event in backward
+            if event["kind"] == "accumulate"
+            or (event["kind"] == "retain_grad" and event.get("captured"))
+        ]
+        nodes = [event["node"] for event in backward if event["kind"] == "accumulate"]
+        names = frozenset(self.labels[tid] for tid in filled)
+        return Fact(names, None, {"tensors": tuple(filled), "autograd": tuple(nodes)})
+
+    def next_backward(self, after: int) -> Fact:
+        last = self._last_event(after)
+        for event in self.trace["events"][last + 1 :]:
+            if event["kind"] in ("node_backward", "accumulate"):
+                node = event["node"]
+                return Fact(self.node_name(node), self.step_of(event["seq"]), {"autograd": (node,)})
+            if event["kind"] == "backward_end":
+                break
+        raise FactError(f"no node's backward runs right after step {after}")
+
+    def backward_order(self) -> Fact:
+        nodes = [
+            event["node"]
+            for event in self._first_backward()
+            if event["kind"] in ("node_backward", "accumulate")
+        ]
+        return Fact(tuple(self.node_name(n) for n in nodes), None, {"autograd": tuple(nodes)})
+
+    def paths(self, name: str) -> Fact:
+        leaf = self.tensor(name)
+        begin = self._first_backward()[0]
+        target = self.accumulator(leaf)
+        nodes = self.trace["nodes"]
+        counts: dict[str, int] = {}
+
+        def count(node: str | None) -> int:  # the graph is a DAG: memoised, no cycles
+            if node is None:
+                return 0
+            if node == target:
+                return 1
+            if node not in counts:
+                counts[node] = sum(count(child) for child, _ in nodes[node]["next"])
+            return counts[node]
+
+        roots = [self.trace["tensors"][tid]["grad_fn"] for tid in begin["roots"]]
+        total = sum(count(root) for root in roots)
+        if total == 0:
+            raise FactError(f"no path leads from the first backward()'s root to {name}")
+        return Fact(total)
+
+    def second_backward_fails(self) -> Fact:
+        events = self.trace["events"]
+        ends = [e for e in events if e["kind"] == "backward_end"]
+        if not ends:
+            raise FactError("the run never finished a backward()")
+        end = ends[-1]
+        freed = any(
+            e["kind"] == "free" and e["nodes"]
+            for e in events[: end["seq"]]
+            if e["seq"] > self._begin_of(end["seq"])
+        )
+        return Fact(freed and not end["retain_graph"], self.step_of(end["seq"]))
+
+    # ***** names and steps *****
+
+    def tensor(self, name: str) -> str:
+        """The tensor the graph calls `name` (the last one made, if a name is rebound)."""
+        found = [tid for tid, label in self.labels.items() if label == name]
+        if not found:
+            known = sorted({label for label in self.labels.values() if is_name(label)})
+            raise FactError(f"no tensor is named {name!r}; the run names {', '.join(known)}")
+        return found[-1]
+
+    def accumulator(self, leaf: str) -> str:
+        for nid, node in self.trace["nodes"].items():
+            if node["name"] == "AccumulateGrad" and node.get("variable") == leaf:
+                return nid
+        raise FactError(f"{self.labels[leaf]} has no AccumulateGrad node: no graph uses it")
+
+    def node_name(self, nid: str) -> str:
+        """The node's name as answers write it; `Name(c)` when the bare name is not unique."""
+        return self._names[nid][0]
+
+    def node_names(self, nid: str) -> tuple[str, ...]:
+        """Every name an answer may give the node: the short one, `Name(label)`, its id."""
+        return self._names[nid]
+
+    def resolve_node(self, answer: str, view: str) -> str:
+        """The element id an answer's node name stands for, in `view`."""
+        answer = answer.strip().strip("`")
+        if view == "tensors":
+            if answer in self.scene.tensors.elements:
+                return answer
+            tid = self.tensor(answer)
+            elements = self.scene.tensors.elements
+            candidates = [eid for eid in elements if eid == tid or eid.startswith(f"{tid}-v")]
+            if not candidates:
+                raise FactError(f"{answer} is not drawn in the tensors view")
+            return candidates[0]
+        matches = [nid for nid, names in self._names.items() if answer in names]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise FactError(f"no node is named {answer!r} (write MulBackward0, AccumulateGrad(a))")
+        options = ", ".join(self._names[n][1] for n in matches)
+        raise FactError(f"{answer!r} names {len(matches)} nodes: write one of {options}")
+
+    def step_of(self, seq: int) -> int:
+        """The step (from 1) that shows event `seq`."""
+        for index, step in enumerate(self.steps):
+            if step["seq"][0] <= seq <= step["seq"][1]:
+                return index + 1
+        return len(self.steps)
+
+    def has_step(self, number: int) -> bool:
+        return 1 <= number <= len(self.steps)
+
+    def span_step(self, text: str) -> int | None:
+        """The first step whose span's source text is `text`."""
+        lines = self.trace["code"].splitlines()
+        for index, step in enumerate(self.steps):
+            if step["span"] and span_text(lines, step["span"]) == text:
+                return index + 1
+        return None
+
+    # ***** helpers *****
+
+    def _last_event(self, step: int) -> int:
+        if not self.has_step(step):
+            raise FactError(f"there is no step {step}: the run has {len(self.steps)}")
+        return self.steps[step - 1]["seq"][1]
+
+    def _first_backward(self) -> list[dict]:
+        events = self.trace["events"]
+        begins = [e["seq"] for e in events if e["kind"] == "backward_begin"]
+        if not begins:
+            raise FactError("the snippet never calls backward()")
+        out = []
+        for event in events[begins[0] :]:
+            out.append(event)
+            if event["kind"] == "backward_end":
+                break
+        return out
+
+    def _begin_of(self, end: int) -> int:
+        begins = [e["seq"] for e in self.trace["events"][:end] if e["kind"] == "backward_begin"]
+        return begins[-1] if begins else -1
+
+    @cached_property
+    def _history(self) -> dict:
+        return grads.history(self.trace)
+
+    @cached_property
+    def _names(self) -> dict[str, tuple[str, ...]]:
+        nodes = self.trace["nodes"]
+        long: dict[str, str] = {}
+        for nid, node in nodes.items():
+            if node["name"] == "AccumulateGrad":
+                long[nid] = f"AccumulateGrad({self.labels.get(node.get('variable'), '?')})"
+            else:
+                made = node["outputs"][0] if node["outputs"] else None
+                long[nid] = f"{node['name']}({self.labels.get(made, '?')})"
+        counts: dict[str, int] = {}
+        for node in nodes.values():
+            counts[node["name"]] = counts.get(node["name"], 0) + 1
+        out = {}
+        for nid, node in nodes.items():
+            name = node["name"]
+            unique = counts[name] == 1 and name != "AccumulateGrad"
+            out[nid] = (name, long[nid], nid) if unique else (long[nid], long[nid], nid)
+        return out
+
+
+def _int(text: str | None) -> int | None:
+    return None if text is None else int(text)

@@ -1,0 +1,121 @@
+"""A question against its trace: the nodes a learner may pick, and whether its answer is true.
+
+Both lessons and generated checks ask their questions of one trace; this is where the two
+meet it. `picks` lists a node question's graph (the nodes drawn by the step it is asked at) and
+resolves its answer to element ids; `disagreement` holds an answer to the question's `fact`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.lessons.facts import Fact, FactError, TraceFacts
+from app.lessons.grading import NodePicks, answer_text
+from app.lessons.model import ChoiceQuestion, NodeQuestion, NumericQuestion, OrderQuestion
+
+
+def asked_at(question, facts: TraceFacts) -> int:
+    """The step a question is asked at: before its checkpoint, else when the run has ended."""
+    if question.checkpoint is not None:
+        return max(question.checkpoint - 1, 1)
+    return len(facts.steps)
+
+
+def picks(question: NodeQuestion, facts: TraceFacts) -> NodePicks:
+    """The nodes of the question's view drawn by the step it is asked at, and its answer's.
+    Raises FactError when an answer names no node, or several."""
+    step = asked_at(question, facts)
+    last = facts.steps[step - 1]["seq"][1]
+    names: dict[str, str] = {}
+    if question.view == "autograd":
+        for nid, node in facts.trace["nodes"].items():
+            if node["created"] <= last:
+                names[nid] = facts.node_name(nid)
+    else:
+        for tid, record in facts.trace["tensors"].items():
+            label = facts.labels[tid]
+            if record["created"] <= last and tid in facts.scene.tensors.elements:
+                names[tid] = label
+    right = frozenset(facts.resolve_node(answer, question.view) for answer in question.answer)
+    missing = right - names.keys()
+    if missing:
+        raise FactError(f"{', '.join(sorted(missing))} is not drawn yet at step {step}")
+    return NodePicks(names, right)
+
+
+def disagreement(question, facts: TraceFacts) -> str | None:
+    """Why the question's answer is not what its fact says, or None when they agree.
+    Raises FactError when the fact cannot be read from this trace."""
+    if question.fact is None:
+        return None
+    fact = facts.read(question.fact)
+    says = _says(fact)
+    if isinstance(question, NumericQuestion):
+        if not isinstance(fact.value, int | float) or isinstance(fact.value, bool):
+            return f"`{question.fact}` is {says}, not one number: ask it as another type"
+        if abs(fact.value - question.answer) > max(question.tolerance, 1e-9):
+            return _says_not(fact, answer_text(question), says)
+        return None
+    if isinstance(question, ChoiceQuestion):
+        return _choice_disagreement(question, fact, says)
+    if isinstance(question, NodeQuestion):
+        given = {facts.resolve_node(a, question.view) for a in question.answer}
+        wanted = set((fact.elements or {}).get(question.view, ()))
+        if not wanted:
+            return f"`{question.fact}` is not about the {question.view} view's nodes"
+        if given != wanted:
+            return _says_not(fact, answer_text(question), says)
+        return None
+    if isinstance(question, OrderQuestion):
+        if not isinstance(fact.value, tuple):
+            return f"`{question.fact}` is not an order"
+        if tuple(question.answer) != fact.value:
+            return _says_not(fact, answer_text(question), says)
+        return None
+    return None
+
+
+def _choice_disagreement(question: ChoiceQuestion, fact: Fact, says: str) -> str | None:
+    right = [_plain(c.text) for c in question.choices if c.correct]
+    value = fact.value
+    if isinstance(value, bool):
+        yes = [text.split()[0].lower().strip(",.:") in ("yes", "true") for text in right]
+        if len(yes) != 1 or yes[0] != value:
+            return _says_not(fact, ", ".join(right), says)
+        return None
+    if isinstance(value, frozenset):
+        offered = {_plain(c.text) for c in question.choices}
+        if set(right) != value & offered or not value & offered:
+            return _says_not(fact, ", ".join(right), says)
+        return None
+    if isinstance(value, int | float):
+        try:
+            numbers = [float(text) for text in right]
+        except ValueError:
+            return f"`{question.fact}` is a number; the correct choice should be one"
+        if len(numbers) != 1 or not math.isclose(numbers[0], value, rel_tol=1e-6, abs_tol=1e-9):
+            return _says_not(fact, ", ".join(right), says)
+        return None
+    return f"`{question.fact}` is {says}: ask it as another type"
+
+
+def _plain(text: str) -> str:
+    return text.strip().strip("`").strip()
+
+
+def _says(fact: Fact) -> str:
+    value = fact.value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, frozenset):
+        return ", ".join(sorted(value)) or "none"
+    if isinstance(value, tuple):
+        return " → ".join(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _says_not(fact: Fact, answer: str, says: str) -> str:
+    at = f" at step {fact.step}" if fact.step else ""
+    return f"says {fact.subject} is {answer}; the trace says {says}{at}"
