@@ -26,10 +26,11 @@ from app.client_address import client_address, client_scheme
 from app.config import MIB, ROOT, Settings
 from app.head import HeadAsGet
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
+from app.lessons.library import Library
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
 from app.render_pool import RenderBusy, RenderPool, RenderSettings
-from app.routes import api, pages
+from app.routes import api, lessons, pages
 from app.sandbox import Requester, SandboxBusy
 from app.security import CrossSiteGuard, SecurityHeaders, internal_error
 from app.service import OverQuota, Traces
@@ -103,6 +104,7 @@ def create_app(
     )
     cache = PageCache(settings.page_cache_mib * MIB)
     app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache)
+    app.state.lessons = Library.load(settings.lessons_dir)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
     app.state.templates.env.finalize = _printable
     # what a page is made from besides its trace: its /t/{id} tag names this (app/http_cache.py)
@@ -124,6 +126,7 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     app.mount("/static", CachedStaticFiles(directory=ROOT / "static"), name="static")
     app.include_router(pages.router)
+    app.include_router(lessons.router)
     app.include_router(api.router)
 
     @app.middleware("http")

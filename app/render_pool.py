@@ -98,6 +98,11 @@ class RenderPool:
         """Only the steps' texts (no Graphviz): the fallback when a page is too large."""
         return await self.run({"kind": "narration", "trace": trace})
 
+    async def quiz(self, trace: dict, questions: list[dict] | None = None) -> dict:
+        """Quick checks for a trace (app.lessons.quiz.context): a lesson's `questions`, or the
+        generated ones, with what grading them needs."""
+        return await self.run({"kind": "quiz", "trace": trace, "questions": questions})
+
     async def start(self) -> None:
         """Start every worker now rather than at the first tasks."""
         idle = self._queue()

@@ -11,9 +11,10 @@ minimal environment; each sets its own limits before it reads anything:
   one task cannot spin forever even if the parent's wall-clock budget failed to kill it.
 
 Protocol, on stdin and stdout: each message is an 8-byte big-endian length and that many bytes
-of JSON. A request is {"kind": "page" | "narration", ...}; the reply is {"ok": true, "result":
-...} or {"ok": false, "error": "..."}. After a MemoryError the reply says "fatal": the worker
-exits, as its heap may be in no state to go on, and the parent starts another.
+of JSON. A request is {"kind": "page" | "narration" | "quiz", ...}; the reply is
+{"ok": true, "result": ...} or {"ok": false, "error": "..."}. After a MemoryError the reply
+says "fatal": the worker exits, as its heap may be in no state to go on, and the parent starts
+another.
 
 Before its first request the worker writes one message of its own, READY, once its imports are
 done: the parent counts a task's budget from then, so a worker's start (half a second of
@@ -83,6 +84,10 @@ def handle(request: dict, test_tasks: bool) -> object:
         from app.render import narrate
 
         return narrate(request["trace"])
+    if kind == "quiz":
+        from app.lessons import quiz
+
+        return quiz.context(request["trace"], request["questions"])
     if test_tasks and kind == "sleep":  # a task that overruns its wall-clock budget
         time.sleep(request["seconds"])
         return None

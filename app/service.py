@@ -146,6 +146,19 @@ class Traces:
             "undrawn": {"reason": f"This trace could not be drawn: {reason}.", "steps": steps},
         }
 
+    async def quiz(self, ident: str, trace: dict, lesson: tuple[str, list[dict]] | None = None):
+        """Quick checks for a trace (app.lessons.quiz.context), worked out in a render worker
+        and kept with its pages: a lesson's (its slug and questions), or the generated ones.
+        A trace too large to quiz gets none, and says why (`unavailable`)."""
+        slug, questions = lesson if lesson is not None else ("", None)
+        try:
+            return await self.cache.get(
+                (ident, "quiz", slug), lambda: self.pool.quiz(trace, questions)
+            )
+        except TooLargeToDraw as failure:
+            log.warning("trace %s was not quizzed: %s", ident, failure.reason)
+            return {"questions": [], "picks": {}, "unavailable": failure.reason}
+
 
 def content_digest(text: str) -> str:
     """A short digest of a stored trace's text (blake2b: about 1 GB/s, so a 4 MB trace's costs

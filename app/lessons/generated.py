@@ -22,9 +22,9 @@ MAX_LEAF_CHOICES = 6
 MAX_ORDER = 6
 
 
-def questions(trace: dict) -> list:
+def questions(trace: dict, facts: TraceFacts | None = None) -> list:
     """The generated questions for `trace`, in the order a learner meets their answers."""
-    facts = TraceFacts(trace)
+    facts = facts or TraceFacts(trace)
     out: list = []
     out += _leaves(facts)
     if _backward_ran(trace):

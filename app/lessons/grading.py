@@ -34,6 +34,7 @@ class Feedback:
     answer: str | None = None  # inline Markdown, once it is shown
     explain: str | None = None
     step: int | None = None  # the step to replay
+    problem: str | None = None  # why the form could not be graded (a 422)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ class _Strict(BaseModel):
 
 class _Question(_Strict):
     id: Slug = Field(description="unique in its lesson; what progress and grading refer to")
-    prompt: Text = Field(description="Markdown, inline: `code` is shown as code")
+    prompt: Text = Field(description="plain text; `code` in backticks is shown as code")
     hint: Text | None = Field(None, description="shown after a wrong answer")
     explain: Text | None = Field(None, description="shown with the answer")
     step: Step | None = Field(None, description="the step that explains the answer (replayed)")

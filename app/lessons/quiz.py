@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import math
 
+from pydantic import TypeAdapter
+
+from app.lessons import generated
 from app.lessons.facts import Fact, FactError, TraceFacts
 from app.lessons.grading import NodePicks, answer_text
-from app.lessons.model import ChoiceQuestion, NodeQuestion, NumericQuestion, OrderQuestion
+from app.lessons.model import (
+    ChoiceQuestion,
+    NodeQuestion,
+    NumericQuestion,
+    OrderQuestion,
+    Question,
+)
+
+QUESTION = TypeAdapter(Question)
 
 
 def asked_at(question, facts: TraceFacts) -> int:
@@ -119,3 +130,28 @@ def _says(fact: Fact) -> str:
 def _says_not(fact: Fact, answer: str, says: str) -> str:
     at = f" at step {fact.step}" if fact.step else ""
     return f"says {fact.subject} is {answer}; the trace says {says}{at}"
+
+
+def context(trace: dict, questions: list[dict] | None = None) -> dict:
+    """A quiz for `trace`, as JSON-able data: `questions` (a lesson's, as its front matter
+    gives them) or, when None, the generated ones; and each node question's picks, or the
+    reason it cannot be asked of this trace. What a render worker hands the server."""
+    facts = TraceFacts(trace)
+    if questions is None:
+        asked = generated.questions(trace, facts)
+    else:
+        asked = [QUESTION.validate_python(question) for question in questions]
+    picked: dict[str, dict] = {}
+    for question in asked:
+        if isinstance(question, NodeQuestion):
+            try:
+                found = picks(question, facts)
+            except FactError as error:
+                picked[question.id] = {"error": str(error)}
+                continue
+            picked[question.id] = {"names": dict(found.names), "right": sorted(found.right)}
+    return {
+        "questions": [question.model_dump(mode="json") for question in asked],
+        "picks": picked,
+        "steps": len(facts.steps),
+    }

@@ -98,11 +98,6 @@ def parse(text: str, path: Path) -> LessonFile:
     return LessonFile(slug, path, lesson, html, links, lines)
 
 
-def inline(text: str) -> str:
-    """A question's prompt or feedback as HTML: Markdown's inline syntax, no raw HTML."""
-    return _MARKDOWN.renderInline(text)
-
-
 def _problem(item: dict, lines: dict[tuple, int], first_line: int) -> Problem:
     location = tuple(part for part in item["loc"] if not _is_tag(part))
     where = ".".join(str(part) for part in location)

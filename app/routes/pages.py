@@ -29,7 +29,7 @@ MAX_EXPANDED = 16
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, example: str | None = None):
     chosen = BY_SLUG.get(example or "", DEFAULT)
-    return _page(request, "index.html", {"code": chosen.code, "chosen": chosen.slug})
+    return render_page(request, "index.html", {"code": chosen.code, "chosen": chosen.slug})
 
 
 @router.post("/run", response_class=HTMLResponse)
@@ -43,10 +43,12 @@ async def run(
     try:
         code.encode("utf-8")
     except UnicodeEncodeError:
-        return _page(request, page, {"code": "", "problem": "The snippet is not valid text."}, 400)
+        return render_page(
+            request, page, {"code": "", "problem": "The snippet is not valid text."}, 400
+        )
     if len(code.encode("utf-8")) > limit:
         problem = f"The snippet is longer than {limit:,} bytes."
-        return _page(request, page, {"code": code, "problem": problem}, 413)
+        return render_page(request, page, {"code": code, "problem": problem}, 413)
     traces = request.app.state.traces
     try:
         ident, trace = await traces.find_or_run(code, request.state.requester)
@@ -54,7 +56,7 @@ async def run(
     except (SandboxBusy, OverQuota, RenderBusy) as busy:
         return _busy(request, page, code, busy)
     headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
-    return _page(request, page, {**context, "trace": trace}, headers=headers)
+    return render_page(request, page, {**context, "trace": trace}, headers=headers)
 
 
 @router.get("/t/{ident}", response_class=HTMLResponse)
@@ -68,7 +70,7 @@ async def show(
     Revalidated on every use, against a tag naming all it is drawn from (a 304 draws nothing)."""
     found = await request.app.state.traces.fetch_tagged(ident)
     if found is None:
-        return _page(request, "missing.html", {"ident": ident}, 404)
+        return render_page(request, "missing.html", {"ident": ident}, 404)
     trace, digest = found
     page = "_result.html" if hx_request else "index.html"
     if await request.app.state.traces.outdated(ident):
@@ -84,7 +86,7 @@ async def show(
         context = await request.app.state.traces.page(ident, trace, stacks)
     except RenderBusy as busy:
         return _busy(request, page, trace["code"], busy)
-    return _page(request, page, {**context, "trace": trace}, headers={"ETag": tag, **caching})
+    return render_page(request, page, {**context, "trace": trace}, headers={"ETag": tag, **caching})
 
 
 async def _run_again(request: Request, page: str, code: str):
@@ -101,17 +103,18 @@ async def _run_again(request: Request, page: str, code: str):
         context = await traces.page(ident, trace)
     except RenderBusy as busy:
         return _busy(request, page, code, busy)
-    return _page(request, page, {**context, "trace": trace})
+    return render_page(request, page, {**context, "trace": trace})
 
 
 def _busy(request: Request, page: str, code: str, busy: SandboxBusy | OverQuota | RenderBusy):
     """The form again, saying why nothing ran or was drawn, and when to try again."""
     headers = {"Retry-After": str(busy.retry_after)}
     context = {"code": code, "problem": busy.message, "retry_after": busy.retry_after}
-    return _page(request, page, context, busy.status_code, headers)
+    return render_page(request, page, context, busy.status_code, headers)
 
 
-def _page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):
+def render_page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):
+    """A template with what every page's context holds (the examples, no problem, no trace)."""
     context = {"examples": EXAMPLES, "chosen": None, "problem": None, "trace": None, **context}
     return request.app.state.templates.TemplateResponse(
         request, name, context, status_code=status_code, headers=headers

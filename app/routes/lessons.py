@@ -1,0 +1,161 @@
+"""Lessons and quick checks: `/lessons`, `/lessons/{slug}` (prose beside the player, with its
+questions), its answer key, and "Quiz me" on any stored trace (`/t/{id}/quiz`).
+
+A question's form posts to its own URL. htmx gets the feedback alone; a plain post (no
+JavaScript) gets the whole page again with that question's feedback in place. A form that
+cannot be graded is a 422 with a message saying what to fix, never a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import HTMLResponse
+
+from app.lessons import forms
+from app.lessons.grading import Answers, BadAnswer, Feedback, grade
+from app.lessons.overrides import overridden
+from app.lessons.source import LessonFile
+from app.render_pool import RenderBusy
+from app.routes.pages import render_page
+from app.sandbox import SandboxBusy
+from app.service import OverQuota
+
+router = APIRouter()
+
+Busy = (SandboxBusy, OverQuota, RenderBusy)
+
+
+@router.get("/lessons", response_class=HTMLResponse)
+def lessons(request: Request):
+    library = request.app.state.lessons
+    return render_page(request, "lessons.html", {"lessons": library.lessons})
+
+
+@router.get("/lessons/{slug}", response_class=HTMLResponse)
+async def lesson(request: Request, slug: str):
+    found = request.app.state.lessons.get(slug)
+    if found is None:
+        return _missing_lesson(request, slug)
+    try:
+        context = await _lesson_context(request, found)
+    except Busy as busy:
+        return _busy(request, busy)
+    return render_page(request, "lesson.html", context)
+
+
+@router.post("/lessons/{slug}/questions/{qid}", response_class=HTMLResponse)
+async def answer_lesson(
+    request: Request, slug: str, qid: str, hx_request: Annotated[str | None, Header()] = None
+):
+    found = request.app.state.lessons.get(slug)
+    if found is None:
+        return _missing_lesson(request, slug)
+    try:
+        context = await _lesson_context(request, found)
+    except Busy as busy:
+        return _busy(request, busy)
+    return await _answer(request, context, qid, "lesson.html", bool(hx_request))
+
+
+@router.get("/lessons/{slug}/key", response_class=HTMLResponse)
+def lesson_key(request: Request, slug: str, answers: bool = True):
+    """Every question of a lesson, without playing it: with the answers (the key) or not."""
+    found = request.app.state.lessons.get(slug)
+    if found is None:
+        return _missing_lesson(request, slug)
+    questions = [forms.Asked(question, ()) for question in found.lesson.questions]
+    context = {"lesson": found, "asked": questions, "show_answers": answers}
+    return render_page(request, "lesson_key.html", context)
+
+
+@router.get("/t/{ident}/quiz", response_class=HTMLResponse)
+async def trace_quiz(request: Request, ident: str):
+    try:
+        context = await _trace_quiz_context(request, ident)
+    except Busy as busy:
+        return _busy(request, busy)
+    if context is None:
+        return render_page(request, "missing.html", {"ident": ident}, 404)
+    return render_page(request, "quiz.html", context)
+
+
+@router.post("/t/{ident}/quiz/{qid}", response_class=HTMLResponse)
+async def answer_trace_quiz(
+    request: Request, ident: str, qid: str, hx_request: Annotated[str | None, Header()] = None
+):
+    try:
+        context = await _trace_quiz_context(request, ident)
+    except Busy as busy:
+        return _busy(request, busy)
+    if context is None:
+        return render_page(request, "missing.html", {"ident": ident}, 404)
+    return await _answer(request, context, qid, "quiz.html", bool(hx_request))
+
+
+# ***** building the pages *****
+
+
+async def _lesson_context(request: Request, found: LessonFile) -> dict:
+    traces = request.app.state.traces
+    lesson = found.lesson
+    ident, trace = await traces.find_or_run(lesson.snippet, request.state.requester)
+    page = await traces.page(ident, trace)
+    questions = [question.model_dump(mode="json") for question in lesson.questions]
+    quiz = await traces.quiz(ident, trace, (found.slug, questions))
+    before, after = request.app.state.lessons.neighbours(found.slug)
+    context = {**page, "trace": trace, "lesson": found, "before": before, "after": after}
+    context["asked"] = forms.ask(quiz) if "questions" in quiz else []
+    context["action"] = f"/lessons/{found.slug}/questions"
+    if "rendered" in page:
+        steps = overridden(page["rendered"]["steps"], page["lines"], lesson.narration)
+        context["rendered"] = {**page["rendered"], "steps": steps}
+        context["player_data"] = {**page["player_data"], "steps": steps}
+    return context
+
+
+async def _trace_quiz_context(request: Request, ident: str) -> dict | None:
+    traces = request.app.state.traces
+    found = await traces.fetch(ident)
+    if found is None:
+        return None
+    page = await traces.page(ident, found)
+    quiz = await traces.quiz(ident, found)
+    return {
+        **page,
+        "trace": found,
+        "asked": forms.ask(quiz),
+        "unavailable": quiz.get("unavailable"),
+        "action": f"/t/{ident}/quiz",
+    }
+
+
+async def _answer(request: Request, context: dict, qid: str, page: str, fragment: bool):
+    asked = next((a for a in context["asked"] if a.question.id == qid), None)
+    if asked is None or asked.unavailable:
+        return render_page(request, "missing.html", {"ident": qid, "what": "question"}, 404)
+    form = await request.form()
+    answers = Answers({key: form.getlist(key) for key in form})
+    status = 200
+    try:
+        feedback = grade(asked.question, answers, asked.picks)
+    except BadAnswer as bad:
+        feedback, status = Feedback(False, (), problem=str(bad)), 422
+    graded = forms.Asked(
+        asked.question, asked.options, asked.picks, None, feedback, answers.attempt()
+    )
+    if fragment:
+        return render_page(request, "_feedback.html", {**context, "asked": graded}, status)
+    context["asked"] = [graded if a is asked else a for a in context["asked"]]
+    return render_page(request, page, context, status)
+
+
+def _missing_lesson(request: Request, slug: str):
+    return render_page(request, "missing.html", {"ident": slug, "what": "lesson"}, 404)
+
+
+def _busy(request: Request, busy):
+    headers = {"Retry-After": str(busy.retry_after)}
+    context = {"problem": busy.message, "retry_after": busy.retry_after}
+    return render_page(request, "busy.html", context, busy.status_code, headers)
