@@ -8,6 +8,12 @@
 //
 // Steps are 0-based here and in the data, 1-based wherever a person sees them (counter, URL,
 // scrubber, step list). One `state`, one `setState(patch)` that renders.
+//
+// Pages around the player (static/lesson.js) drive it through a small API: `goto(step)`,
+// `setLimit(step)` (a predict check: no step past it may show until the learner answers),
+// `setPicker(fn)` (a node question: a node clicked or pressed is handed to `fn` instead of the
+// inspector) and `showView(name)`. It tells them of each step shown with a `grad-step` event,
+// and of a step held back by the limit with `grad-blocked`.
 
 import { STATE_CLASSES, elementClasses, foldView } from "./fold.js";
 import { plain, withCode } from "./inline-code.js";
@@ -52,6 +58,8 @@ class GradPlayer extends HTMLElement {
     if (!this.steps.length) return;
     this.ready = true;
     this.checkpoints = {};
+    this.limit = null; // the last step that may be shown, or null
+    this.picker = null;
     this.viewports = {};
     this.timer = null;
     this.classList.add("live");
@@ -126,11 +134,16 @@ class GradPlayer extends HTMLElement {
   setState(patch) {
     const previous = this.state;
     this.state = { ...previous, ...patch };
-    this.state.step = Math.max(0, Math.min(this.steps.length - 1, this.state.step));
+    const last = this.limit ?? this.steps.length - 1;
+    const wanted = this.state.step;
+    this.state.step = Math.max(0, Math.min(last, wanted));
+    const blocked = wanted > last;
+    if (blocked) this.state.playing = false;
     this.render(previous);
+    if (blocked) this.dispatchEvent(new CustomEvent("grad-blocked", { bubbles: true, detail: { step: wanted } }));
     clearTimeout(this.timer);
     if (this.state.playing) {
-      if (this.state.step >= this.steps.length - 1) {
+      if (this.state.step >= last) {
         this.setState({ playing: false });
         return;
       }
@@ -138,6 +151,27 @@ class GradPlayer extends HTMLElement {
       const delay = BASE_DELAY_MS / this.state.speed;
       this.timer = setTimeout(() => this.setState({ step: this.state.step + 1 }), delay);
     }
+  }
+
+  // ***** what pages around the player may ask of it (steps 0-based, as here) *****
+
+  goto(step) {
+    this.setState({ step, playing: false });
+  }
+
+  setLimit(step) {
+    this.limit = step;
+    this.paintLimit();
+    this.setState({});
+  }
+
+  setPicker(fn) {
+    this.picker = fn;
+    this.classList.toggle("picking", Boolean(fn));
+  }
+
+  showView(view) {
+    if (this.drawings[view]) this.setState({ view });
   }
 
   // `#step=12` is the 12th step (index 11)
@@ -215,7 +249,7 @@ class GradPlayer extends HTMLElement {
     const node = event.target.closest?.("g.node");
     if (node && (event.key === "Enter" || event.key === " ")) {
       event.preventDefault();
-      this.setState({ inspected: node.id });
+      this.pickOrInspect(node);
       return;
     }
     const zoom = { "+": ZOOM_STEP, "=": ZOOM_STEP, "-": 1 / ZOOM_STEP, _: 1 / ZOOM_STEP };
@@ -232,7 +266,12 @@ class GradPlayer extends HTMLElement {
     if (this.dragged) return; // the end of a pan, not a click
     const node = event.target.closest("g.node[id]");
     if (!node || node.classList.contains("hidden")) return;
-    this.setState({ inspected: node.id });
+    this.pickOrInspect(node);
+  }
+
+  pickOrInspect(node) {
+    if (this.picker) this.picker(node.id, this.state.view);
+    else this.setState({ inspected: node.id });
   }
 
   togglePlay() {
@@ -288,7 +327,18 @@ class GradPlayer extends HTMLElement {
     play.setAttribute("aria-pressed", String(playing));
     this.paintPasses();
     this.paintInspector();
-    if (previous.step !== step) history.replaceState(null, "", `#step=${step + 1}`);
+    if (previous.step !== step) {
+      history.replaceState(null, "", `#step=${step + 1}`);
+      this.dispatchEvent(new CustomEvent("grad-step", { bubbles: true, detail: { step } }));
+    }
+  }
+
+  // The steps in words past the limit are held back with the steps themselves.
+  paintLimit() {
+    const items = this.querySelectorAll("details.all-steps li");
+    items.forEach((item, index) => {
+      item.hidden = this.limit !== null && index > this.limit;
+    });
   }
 
   paintView(name, k, previous) {

@@ -1,0 +1,203 @@
+// Lessons and quizzes around the player: progress, predict checks, picking nodes, attempts.
+//
+// Everything here is an addition: without JavaScript each question is a plain form the server
+// grades, and the lesson is the steps as a list. With it:
+// - progress (steps seen, questions answered) is kept in this browser's localStorage, per
+//   lesson (or per trace, for a quiz), and /lessons shows it; there are no accounts;
+// - a predict check (`data-checkpoint="N"`) holds playback at step N-1 until it is answered
+//   or its answer shown, then plays step N;
+// - a node question lets the learner click (or press Enter on) a node in the graph;
+// - the form's `attempt` counts wrong answers, so the second one brings the answer.
+
+const PREFIX = "gradtrace:progress:";
+
+function load(key) {
+  try {
+    const saved = JSON.parse(localStorage.getItem(PREFIX + key) || "null");
+    if (saved && Array.isArray(saved.seen) && typeof saved.answered === "object") return saved;
+  } catch {
+    // storage refused (private mode) or garbled: start afresh
+  }
+  return { seen: [], answered: {} };
+}
+
+function save(key, progress) {
+  try {
+    localStorage.setItem(PREFIX + key, JSON.stringify(progress));
+  } catch {
+    // full or refused: progress is a convenience, the lesson goes on without it
+  }
+}
+
+// ***** /lessons: how far each lesson got *****
+
+for (const slot of document.querySelectorAll("[data-progress]")) {
+  const progress = load(`lesson:${slot.dataset.progress}`);
+  const answered = Object.keys(progress.answered).length;
+  const total = Number(slot.dataset.questions);
+  if (!progress.seen.length && !answered) continue;
+  const done = total > 0 && answered >= total;
+  slot.textContent = done
+    ? " · done"
+    : ` · ${answered} of ${total} answered, ${progress.seen.length} steps seen`;
+  slot.closest("li")?.classList.toggle("done", done);
+}
+
+// ***** a lesson or a quiz page *****
+
+const page = document.querySelector("article.lesson");
+if (page) {
+  await customElements.whenDefined("grad-player");
+  start(page);
+}
+
+function start(page) {
+  const key = page.dataset.lesson ? `lesson:${page.dataset.lesson}` : `quiz:${page.dataset.quiz}`;
+  const progress = load(key);
+  const player = page.querySelector("grad-player");
+  const forms = [...page.querySelectorAll("form.check")];
+  const note = checkpointNote(player);
+
+  const seen = new Set(progress.seen);
+  const remember = () => {
+    progress.seen = [...seen].sort((a, b) => a - b);
+    save(key, progress);
+  };
+  if (player?.ready) {
+    seen.add(player.state.step);
+    remember();
+    player.addEventListener("grad-step", (event) => {
+      seen.add(event.detail.step);
+      remember();
+      holdAtCheckpoint();
+    });
+    player.addEventListener("grad-blocked", () => {
+      const form = pendingCheckpoint();
+      if (form) ask(form, true);
+    });
+  }
+
+  // the earliest predict check not yet answered: playback stops just before its step
+  const pendingCheckpoint = () =>
+    forms
+      .filter((f) => f.dataset.checkpoint && !progress.answered[f.dataset.question])
+      .sort((a, b) => a.dataset.checkpoint - b.dataset.checkpoint)[0];
+
+  function holdAtCheckpoint() {
+    if (!player?.ready) return;
+    const form = pendingCheckpoint();
+    const limit = form ? Number(form.dataset.checkpoint) - 2 : null;
+    if (player.limit !== limit) player.setLimit(limit);
+    const waiting = form && player.state.step === limit;
+    note.hidden = !waiting;
+    if (waiting) {
+      note.replaceChildren(
+        `Predict step ${form.dataset.checkpoint} before it plays: `,
+        link(`#${form.id}`, "answer the question"),
+        " to go on.",
+      );
+      ask(form, false);
+    }
+  }
+
+  function ask(form, focus) {
+    form.classList.add("asking");
+    if (form.dataset.kind === "predict" && form.querySelector("input[name=node]")) pickWith(form);
+    if (focus) {
+      form.scrollIntoView({ block: "nearest" });
+      form.querySelector("input, select, button")?.focus({ preventScroll: true });
+    }
+  }
+
+  // ***** picking nodes in the graph *****
+
+  let picking = null;
+  function pickWith(form) {
+    if (!player?.ready) return;
+    picking = form;
+    for (const f of forms) f.querySelector("[data-pick-button]")?.setAttribute("aria-pressed", String(f === form));
+    player.showView(form.dataset.view || "autograd");
+    player.setPicker((id) => pick(form, id));
+  }
+  function stopPicking() {
+    picking?.querySelector("[data-pick-button]")?.setAttribute("aria-pressed", "false");
+    picking = null;
+    player?.setPicker(null);
+  }
+  function pick(form, id) {
+    const input = [...form.querySelectorAll("input[name=node]")].find((i) => i.value === id);
+    const status = form.querySelector("[data-pick-status]");
+    if (!input) {
+      status.textContent = "That node is not one of this question's choices.";
+      return;
+    }
+    input.checked = input.type === "checkbox" ? !input.checked : true;
+    const name = input.closest("label")?.textContent.trim();
+    status.textContent = `${input.checked ? "Picked" : "Unpicked"} ${name}.`;
+  }
+
+  for (const form of forms) {
+    if (form.querySelector("input[name=node]") && player?.ready) {
+      const help = form.querySelector("[data-pick-help]");
+      help.hidden = false;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.pickButton = "";
+      button.setAttribute("aria-pressed", "false");
+      button.textContent = "Pick in the graph";
+      button.addEventListener("click", () => (picking === form ? stopPicking() : pickWith(form)));
+      const status = document.createElement("span");
+      status.dataset.pickStatus = "";
+      status.setAttribute("role", "status");
+      help.after(button, status);
+    }
+    form.addEventListener("htmx:afterSwap", () => graded(form));
+    form.addEventListener("click", (event) => {
+      const replay = event.target.closest("[data-replay]");
+      if (replay && player?.ready) {
+        event.preventDefault();
+        player.goto(Number(replay.dataset.replay) - 1);
+        player.scrollIntoView({ block: "nearest" });
+      }
+    });
+    if (progress.answered[form.dataset.question]) form.classList.add("answered");
+  }
+
+  function graded(form) {
+    const verdict = form.querySelector("[data-verdict]");
+    if (!verdict) return;
+    const attempt = form.querySelector("[data-attempt]");
+    if (verdict.dataset.verdict === "wrong" && attempt) attempt.value = String(Number(attempt.value) + 1);
+    const settled = verdict.dataset.verdict === "right" || verdict.hasAttribute("data-answered");
+    if (!settled) return;
+    const qid = form.dataset.question;
+    const first = !progress.answered[qid];
+    progress.answered[qid] = verdict.dataset.verdict === "right" ? "right" : "shown";
+    save(key, progress);
+    form.classList.remove("asking");
+    form.classList.add("answered");
+    if (picking === form) stopPicking();
+    if (first && form.dataset.checkpoint && player?.ready) {
+      holdAtCheckpoint();
+      player.goto(Number(form.dataset.checkpoint) - 1); // the step it predicted now plays
+    }
+  }
+
+  holdAtCheckpoint();
+}
+
+function checkpointNote(player) {
+  const note = document.createElement("p");
+  note.className = "checkpoint-note";
+  note.setAttribute("role", "status");
+  note.hidden = true;
+  player?.querySelector("[data-narration]")?.after(note);
+  return note;
+}
+
+function link(href, text) {
+  const a = document.createElement("a");
+  a.href = href;
+  a.textContent = text;
+  return a;
+}
