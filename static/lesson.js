@@ -172,8 +172,11 @@ function start(page) {
     if (!settled) return;
     const qid = form.dataset.question;
     const first = !progress.answered[qid];
-    progress.answered[qid] = verdict.dataset.verdict === "right" ? "right" : "shown";
-    save(key, progress);
+    if (first) {
+      // how it was first settled: answered right, or its answer shown
+      progress.answered[qid] = verdict.dataset.verdict === "right" ? "right" : "shown";
+      save(key, progress);
+    }
     form.classList.remove("asking");
     form.classList.add("answered");
     if (picking === form) stopPicking();

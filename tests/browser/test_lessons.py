@@ -1,0 +1,199 @@
+"""Lessons in a real browser: one walked end to end (a predict check answered wrongly, then
+rightly, with nodes picked by keyboard and by mouse; a numeric check; progress kept), the same
+lesson without JavaScript, and axe on every built-in lesson page.
+
+The walk uses a lesson of its own (below) on a server of its own, so that rewriting a built-in
+lesson never breaks it; the built-in lessons are audited on the suite's shared server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from app.lessons.library import Library
+from tests.browser.test_accessibility import audit
+from tests.live_server import free_port, serving, uvicorn_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LESSON = """\
+---
+title: Two paths into a
+summary: How a.grad adds up what both paths bring.
+order: 1
+snippet: |
+  import torch
+  a = torch.tensor(3.0, requires_grad=True)
+  b = torch.tensor(4.0, requires_grad=True)
+  d = a*b + a
+  d.backward()
+  print(a.grad.item(), b.grad.item())
+narration:
+  - span: "a*b + a"
+    text: "In the lesson's words: `a*b + a` uses `a` a second time."
+questions:
+  - id: next
+    type: node
+    prompt: Which node does backward() run next?
+    answer: [MulBackward0]
+    checkpoint: 7
+    fact: next-backward after 6
+    hint: AddBackward0 just sent a gradient towards `a*b`.
+  - id: grad-a
+    type: numeric
+    prompt: What is `a.grad` after backward()?
+    answer: 5
+    fact: grad a
+    hint: Two paths lead back to `a`.
+    step: 8
+---
+`a` reaches `d` twice. Watch [step 8](#step=8).
+"""
+CHECKPOINT = 7  # the predict check's step: playback holds at step 6
+
+
+@pytest.fixture(scope="module")
+def lesson_url(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lessons")
+    (folder / "two-paths.md").write_text(LESSON, encoding="utf-8")
+    port = free_port()
+    env = dict(
+        os.environ,
+        GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"),
+        GRADTRACE_LESSONS_DIR=str(folder),
+    )
+    with serving(uvicorn_command(port), port, env=env) as (_, url):
+        yield url
+
+
+def counter(page):
+    return page.locator("grad-player [data-counter]")
+
+
+def submit(form) -> None:
+    form.locator("button[type=submit]:not([name])").click()
+
+
+def test_a_lesson_walked_end_to_end(page, lesson_url, shot):
+    page.goto(lesson_url + "/lessons")
+    page.get_by_role("link", name="Two paths into a").click()
+    expect(counter(page)).to_have_text(re.compile(r"^Step 1 of"))
+    total = int(counter(page).inner_text().split()[-1])
+    # the override's words stand in for the generated narration at that step
+    assert "In the lesson's words" in page.locator("details.all-steps").text_content()
+
+    # playback holds before the predicted step, and says why; the steps past it stay hidden
+    for _ in range(CHECKPOINT + 2):
+        page.locator("[data-action=next]").click()
+    expect(counter(page)).to_have_text(f"Step {CHECKPOINT - 1} of {total}")
+    expect(page.locator(".checkpoint-note")).to_contain_text(f"Predict step {CHECKPOINT}")
+    steps_shown = page.locator("details.all-steps li:not([hidden])")
+    expect(steps_shown).to_have_count(CHECKPOINT - 1)
+    form = page.locator("#q-next")
+    expect(form).to_have_class(re.compile(r"\basking\b"))
+
+    # a wrong node, picked with the keyboard in the graph: feedback, and still held
+    wrong = page.locator("figure[data-view=autograd] g.node#n2")  # AccumulateGrad(a)
+    wrong.focus()
+    page.keyboard.press("Enter")
+    expect(form.locator("[data-pick-status]")).to_have_text("Picked AccumulateGrad(a).")
+    expect(form.locator("input[name=node][value=n2]")).to_be_checked()
+    submit(form)
+    expect(form.locator("[data-verdict]")).to_have_attribute("data-verdict", "wrong")
+    expect(form.locator(".hint")).to_contain_text("AddBackward0 just sent")
+    expect(counter(page)).to_have_text(f"Step {CHECKPOINT - 1} of {total}")
+
+    # the right one, by mouse: the predicted step plays
+    page.locator("figure[data-view=autograd] g.node#n1").click()
+    expect(form.locator("input[name=node][value=n1]")).to_be_checked()
+    submit(form)
+    expect(form.locator("[data-verdict]")).to_have_attribute("data-verdict", "right")
+    expect(counter(page)).to_have_text(f"Step {CHECKPOINT} of {total}")
+    expect(page.locator(".checkpoint-note")).to_be_hidden()
+    expect(steps_shown).to_have_count(total)
+    page.locator("[data-action=last]").click()
+    expect(counter(page)).to_have_text(f"Step {total} of {total}")
+
+    # a numeric check: wrong twice brings the answer and a replay of the step that shows it
+    numeric = page.locator("#q-grad-a")
+    numeric.locator("input[name=value]").fill("4")
+    submit(numeric)
+    expect(numeric.locator("[data-verdict]")).to_have_attribute("data-verdict", "wrong")
+    expect(numeric.locator(".answer")).to_have_count(0)
+    submit(numeric)
+    expect(numeric.locator(".answer")).to_contain_text("Answer: 5")
+    numeric.get_by_role("link", name="Replay step 8").click()
+    expect(counter(page)).to_have_text(f"Step 8 of {total}")
+    numeric.locator("input[name=value]").fill("5")
+    submit(numeric)
+    expect(numeric.locator("[data-verdict]")).to_have_attribute("data-verdict", "right")
+    shot(page, "lesson-walked")
+
+    progress = json.loads(
+        page.evaluate("localStorage.getItem('gradtrace:progress:lesson:two-paths')")
+    )
+    assert progress["answered"] == {"next": "right", "grad-a": "shown"}
+    # steps 1 to 7 stepped through, the last jumped to, step 8 replayed (0-based here)
+    assert set(progress["seen"]) == {*range(CHECKPOINT), total - 1, 7}
+    page.goto(lesson_url + "/lessons")
+    expect(page.locator("[data-progress=two-paths]")).to_have_text(" · done")
+
+    # coming back: an answered predict check no longer holds playback
+    page.goto(lesson_url + "/lessons/two-paths")
+    page.locator("[data-action=last]").click()
+    expect(counter(page)).to_have_text(f"Step {total} of {total}")
+
+
+def test_a_lesson_without_javascript(browser, lesson_url):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        page.goto(lesson_url + "/lessons/two-paths")
+        # every step as a list, and each question a plain form the server grades
+        assert page.locator("details.all-steps li").count() > CHECKPOINT
+        form = page.locator("#q-grad-a")
+        form.locator("input[name=value]").fill("5")
+        submit(form)
+        page.wait_for_load_state()
+        assert page.url.endswith("/lessons/two-paths/questions/grad-a#q-grad-a")
+        verdict = page.locator("#q-grad-a [data-verdict]")
+        assert verdict.get_attribute("data-verdict") == "right"
+        node_form = page.locator("#q-next")
+        node_form.locator("input[name=node][value=n1]").check()
+        submit(node_form)
+        page.wait_for_load_state()
+        assert page.locator("#q-next [data-verdict]").get_attribute("data-verdict") == "right"
+    finally:
+        context.close()
+
+
+BUILT_IN = [lesson.slug for lesson in Library.load(ROOT / "lessons").lessons]
+
+
+@pytest.mark.parametrize("slug", BUILT_IN)
+def test_every_built_in_lesson_page_passes_axe(a11y_page, server_url, slug):
+    a11y_page.goto(f"{server_url}/lessons/{slug}")
+    expect(a11y_page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"^Step 1"))
+    audit(a11y_page, f"lesson {slug}")
+    a11y_page.goto(f"{server_url}/lessons/{slug}/key")
+    audit(a11y_page, f"the answer key of {slug}")
+
+
+def test_the_lesson_list_passes_axe(a11y_page, server_url):
+    a11y_page.goto(f"{server_url}/lessons")
+    assert a11y_page.locator(".lesson-list li").count() == len(BUILT_IN) >= 10
+    audit(a11y_page, "the lesson list")
+
+
+def test_a_quiz_page_passes_axe(a11y_page, server_url):
+    a11y_page.goto(f"{server_url}/")
+    a11y_page.get_by_role("button", name="Run").click()
+    a11y_page.get_by_role("link", name="Quiz me").click()
+    expect(a11y_page.locator("form.check").first).to_be_visible()
+    audit(a11y_page, "a generated quiz")
