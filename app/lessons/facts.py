@@ -151,19 +151,23 @@ class TraceFacts:
         begin = self._first_backward()[0]
         target = self.accumulator(leaf)
         nodes = self.trace["nodes"]
-        counts: dict[str, int] = {}
-
-        def count(node: str | None) -> int:  # the graph is a DAG: memoised, no cycles
-            if node is None:
-                return 0
-            if node == target:
-                return 1
-            if node not in counts:
-                counts[node] = sum(count(child) for child, _ in nodes[node]["next"])
-            return counts[node]
-
         roots = [self.trace["tensors"][tid]["grad_fn"] for tid in begin["roots"]]
-        total = sum(count(root) for root in roots)
+        # paths from each node to the target, children before parents (a graph can be 20,000
+        # nodes deep, too deep to recurse): a depth-first walk with an explicit stack
+        counts: dict[str, int] = {target: 1}
+        for root in roots:
+            stack = [(root, False)] if root is not None else []
+            while stack:
+                node, expanded = stack.pop()
+                if node in counts:
+                    continue
+                children = [child for child, _ in nodes[node]["next"] if child is not None]
+                if expanded:
+                    counts[node] = sum(counts[child] for child in children)
+                    continue
+                stack.append((node, True))
+                stack += [(child, False) for child in children if child not in counts]
+        total = sum(counts.get(root, 0) for root in roots if root is not None)
         if total == 0:
             raise FactError(f"no path leads from the first backward()'s root to {name}")
         return Fact(total)

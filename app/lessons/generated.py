@@ -20,6 +20,7 @@ from app.lessons.model import (
 MAX_GRAD_QUESTIONS = 2
 MAX_LEAF_CHOICES = 6
 MAX_ORDER = 6
+MAX_NODES = 40  # a node question lists every node drawn so far: past this, it is not asked
 
 
 def questions(trace: dict, facts: TraceFacts | None = None) -> list:
@@ -126,6 +127,9 @@ def _next_node(facts: TraceFacts) -> list:
     ]
     step = facts.step_of(visits[1]["seq"])
     if step < 2 or facts.step_of(visits[0]["seq"]) == step:
+        return []
+    drawn = [n for n in facts.trace["nodes"].values() if n["created"] <= visits[0]["seq"]]
+    if len(drawn) > MAX_NODES:
         return []
     fact = facts.next_backward(step - 1)
     return [

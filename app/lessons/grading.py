@@ -1,8 +1,8 @@
 """Grading a quick check on the server: a form's fields in, feedback out.
 
 Attempts are unlimited. A wrong answer gets what its choice mistakes (when the author said),
-then the hint; from the second wrong answer on (or on asking) the answer is shown with its
-explanation, and the step that explains it is offered for replay. The form says how many
+the hint, and the step that explains it to replay; from the second wrong answer on (or on
+asking) the answer is shown with its explanation. The form says how many
 attempts came before (`attempt`): there are no accounts, so the browser keeps count.
 
 Fields, per question type: `choice` (indexes, from 0), `value` (a number), `node` (element
@@ -93,7 +93,7 @@ def grade(question, answers: Answers, picks: NodePicks | None = None) -> Feedbac
         return _reveal(question, correct=True, notes=notes)
     if answers.attempt() >= 1:  # the second wrong answer: the answer, with why
         return _reveal(question, correct=False, notes=notes)
-    return Feedback(False, notes, hint=question.hint, step=None)
+    return Feedback(False, notes, hint=question.hint, step=question.step)
 
 
 def answer_text(question) -> str:

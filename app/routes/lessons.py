@@ -106,7 +106,8 @@ async def _lesson_context(request: Request, found: LessonFile) -> dict:
     quiz = await traces.quiz(ident, trace, (found.slug, questions))
     before, after = request.app.state.lessons.neighbours(found.slug)
     context = {**page, "trace": trace, "lesson": found, "before": before, "after": after}
-    context["asked"] = forms.ask(quiz) if "questions" in quiz else []
+    context["asked"] = forms.ask(quiz)
+    context["unavailable"] = quiz.get("unavailable")
     context["action"] = f"/lessons/{found.slug}/questions"
     if "rendered" in page:
         steps = overridden(page["rendered"]["steps"], page["lines"], lesson.narration)
