@@ -147,11 +147,6 @@ def test_zero_grad_between_two_backward_calls(traces):
     assert facts.read(f"grad w at {between}").value == pytest.approx(36.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="after opt.zero_grad() sets w.grad to None, `grad w at N` answers a Fact whose value "
-    "is None instead of raising FactError as it does before the first backward()",
-)
 def test_grad_after_zero_grad_sets_it_to_none_is_a_fact_error(traces):
     facts = facts_of(traces, "two-steps")
     trace = traces["two-steps"]

@@ -126,11 +126,6 @@ def test_a_wrong_choice_without_feedback_gets_no_note():
     assert not feedback.correct and tuple(feedback.notes) == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a wrong answer's Feedback.notes is the list the grader built, though Feedback is "
-    "frozen and declares notes a tuple (a right or revealed answer's notes are a tuple)",
-)
 def test_feedback_notes_are_a_tuple_as_declared():
     assert isinstance(grade(SINGLE, form(choice="0")).notes, tuple)
 

@@ -138,11 +138,6 @@ def test_malformed_yaml_is_reported_at_the_line_of_the_error(old, new, bad_line_
     assert "not YAML" in problem.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the YAML error's message keeps PyYAML's own position ('line 2, column 13' of the "
-    "front matter), which contradicts the file line the problem is reported at",
-)
 def test_a_yaml_error_names_no_line_but_the_files():
     text = replaced("summary: How a.grad adds up.", "summary: How: a.grad: adds up.")
     problem = only_problem(text)
@@ -162,7 +157,7 @@ def test_a_missing_snippet_is_reported_at_the_start_of_the_front_matter():
     text = re.sub(r"(?m)^  (a = |b = |d = |d\.backward|print\().*\n", "", text)
     problem = only_problem(text)
     assert problem.line == 2
-    assert problem.message.startswith("snippet:")
+    assert "snippet" in problem.message
     assert "required" in problem.message.lower()
 
 
@@ -171,7 +166,6 @@ def test_a_choice_question_with_no_correct_choice_is_reported_at_the_question():
     text = replaced('{text: "`b`", correct: true}', '{text: "`b`"}', text)
     problem = only_problem(text)
     assert problem.line == line_of(text, "id: leaves")
-    assert problem.message.startswith("questions.2:")
     assert "correct" in problem.message
 
 
@@ -198,11 +192,6 @@ def test_an_unknown_question_type_is_reported_at_the_question():
     assert "choice" in problem.message and "numeric" in problem.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a duplicate question id is reported at the front matter's first line (2), not at "
-    "the question that repeats the id: Lesson's model validator has no location",
-)
 def test_duplicate_question_ids_are_reported_at_the_second_one():
     text = replaced("id: order", "id: next")
     problem = only_problem(text)
@@ -210,48 +199,45 @@ def test_duplicate_question_ids_are_reported_at_the_second_one():
     assert problem.line == line_of(text, "id: next", nth=2)
 
 
-def test_duplicate_question_ids_are_refused():
-    text = replaced("id: order", "id: next")
-    problem = only_problem(text)
-    assert "two questions have the id 'next'" in problem.message
-
-
 def test_an_unknown_key_in_a_question_is_reported_at_that_key():
     text = replaced("    hint: Two paths.\n", "    hint: Two paths.\n    colour: red\n")
     problem = only_problem(text)
     assert problem.line == line_of(text, "colour: red")
-    assert problem.message == "questions.0.colour: Extra inputs are not permitted"
+    assert "colour" in problem.message and "not permitted" in problem.message
 
 
 def test_an_unknown_top_level_key_is_reported_at_that_key():
     text = replaced("order: 1\n", "order: 1\nauthor: me\n")
     problem = only_problem(text)
     assert problem.line == line_of(text, "author: me")
-    assert problem.message.startswith("author:")
+    assert "author" in problem.message and "not permitted" in problem.message
 
 
 def test_an_unknown_key_in_a_choice_is_reported_at_its_line():
     text = replaced('{text: "`d`", feedback: "d has a grad_fn."}', '{text: "`d`", why: "no"}')
     problem = only_problem(text)
     assert problem.line == line_of(text, 'why: "no"')
-    assert problem.message.startswith("questions.2.choices.2.why:")
+    assert "why" in problem.message and "not permitted" in problem.message
 
 
 def test_a_wrong_value_type_is_reported_at_its_line():
     text = replaced("answer: 5", "answer: five")
     problem = only_problem(text)
     assert problem.line == line_of(text, "answer: five")
-    assert problem.message.startswith("questions.0.answer:")
+    assert "answer" in problem.message and "number" in problem.message
 
 
 def test_every_problem_is_reported_each_at_its_own_line():
     text = replaced("answer: 5", "answer: five")
     text = replaced("checkpoint: 7", "checkpoint: 0", text)
     problems = problems_of(text)
-    assert {(p.line, p.message.split(":")[0]) for p in problems} == {
-        (line_of(text, "answer: five"), "questions.0.answer"),
-        (line_of(text, "checkpoint: 0"), "questions.1.checkpoint"),
-    }
+    assert sorted(p.line for p in problems) == [
+        line_of(text, "answer: five"),
+        line_of(text, "checkpoint: 0"),
+    ]
+    by_line = {p.line: p.message for p in problems}
+    assert "answer" in by_line[line_of(text, "answer: five")]
+    assert "checkpoint" in by_line[line_of(text, "checkpoint: 0")]
 
 
 def test_a_narration_override_needs_exactly_one_of_step_and_span():
