@@ -577,6 +577,14 @@ class Tracer:
         self.events.append(
             {"seq": seq, "kind": "tensor", "tensor": tid, "op": None, "inputs": [], "span": span}
         )
+        # a tensor the engine handed the snippet (the gradient a custom Function's backward is
+        # given): named now, as the frame that holds it may be gone by the next event
+        frame = self._where_frame
+        if frame is not None:
+            for name, value in frame.f_locals.items():
+                if value is t:
+                    self._name(t, name)
+                    break
         return tid
 
     def _input_ids(self, inputs: tuple, span) -> list:

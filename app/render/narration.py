@@ -166,7 +166,27 @@ class Narrator:
 
     # ***** forward *****
 
-    def tensors_made(self, events: list[dict]) -> str:
+    def unrecorded(self, inputs: list, grad_enabled: bool, in_backward: bool) -> str:
+        """Why an op recorded no node. Grad mode switched by the snippet is an event; inside
+        backward() and a custom Function's forward, autograd switches it off itself."""
+        if not grad_enabled:
+            return "grad mode is off"
+        if in_backward:
+            return (
+                "backward() runs this code with grad mode off (create_graph=True would record it)"
+            )
+        needing = list(
+            dict.fromkeys(t for t in inputs if t is not None and self.tensors[t]["requires_grad"])
+        )
+        if needing:
+            return (
+                f"{listing([self.name(t) for t in needing])} "
+                f"require{'s' if len(needing) == 1 else ''} grad, but grad mode is off here: "
+                "autograd turns it off while a custom Function's forward runs"
+            )
+        return "none of its inputs requires grad"
+
+    def tensors_made(self, events: list[dict], in_backward: bool = False) -> str:
         """One or more `tensor` events from the same place."""
         first = events[0]
         kind, span = first["op"], first["span"]
@@ -194,6 +214,8 @@ class Narrator:
                 f"{self.quoted(span)} {RESULTS[kind]}, giving {made}. Results like this are "
                 f"never part of the graph: they have no gradient."
             )
+        if kind is None and in_backward:
+            return f"Autograd made {made} while running backward() and handed it to this code."
         if kind is None:
             return f"The engine made {made} here, a temporary tensor of its own, outside the graph."
         how = f", {CREATION[kind]}" if kind in CREATION else ""
@@ -228,7 +250,7 @@ class Narrator:
             return f"{name} = {values.say(record['value'])}"
         return f"{name} ({values.dims(shape)})"
 
-    def op(self, event: dict, grad_enabled: bool) -> str:
+    def op(self, event: dict, grad_enabled: bool, in_backward: bool = False) -> str:
         name = ops.plain(event["name"])
         entry = ops.lookup(name)
         inputs, outputs = event["inputs"], event["outputs"]
@@ -245,7 +267,7 @@ class Narrator:
             head += f", giving {count(len(outputs), 'tensor')}"
         nid = event["node"]
         if nid is None:
-            why = "grad mode is off" if not grad_enabled else "none of its inputs requires grad"
+            why = self.unrecorded(inputs, grad_enabled, in_backward)
             return f"{head}. Nothing is recorded: {why}."
         out = outputs[0]
         whose = (

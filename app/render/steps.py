@@ -304,7 +304,7 @@ class _Stepper:
             "tensor",
             None,
             batch,
-            partial(self.narrator.tensors_made, made),
+            partial(self.narrator.tensors_made, made, self.in_backward),
             batch[0]["op"] or "",
         )
         view = step["tensors"]
@@ -321,7 +321,7 @@ class _Stepper:
             "op",
             "forward" if event["node"] is not None else None,
             batch,
-            partial(self.narrator.op, event, self.grad_enabled),
+            partial(self.narrator.op, event, self.grad_enabled, self.in_backward),
             event["name"],
         )
         self.forward_op(step, event)

@@ -352,3 +352,46 @@ def test_values_read_well():
 def test_changes_through_shared_memory_are_told(code, says):
     steps = render(trace_snippet("import torch\n" + code))["steps"]
     assert any(says in step["text"] for step in steps)
+
+
+CUSTOM_SQUARE = """\
+import torch
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, = ctx.saved_tensors
+        return 2 * x * grad_out
+
+x = torch.tensor(3.0, requires_grad=True)
+y = Square.apply(x)
+y.backward()
+"""
+
+
+def test_ops_autograd_runs_with_grad_mode_off_are_not_said_to_lack_inputs_that_need_grad():
+    # x requires grad, so "none of its inputs requires grad" would be false: autograd itself
+    # turned grad mode off inside forward and backward (neither is an event of the trace)
+    steps = narrate(trace_snippet(CUSTOM_SQUARE))
+    inside = [text for text in steps if "Nothing is recorded" in text]
+    assert len(inside) == 3, inside  # x * x in forward; 2 * x and 2 * x * grad_out in backward
+    assert not any("none of its inputs requires grad" in text for text in inside)
+    assert "x requires grad, but grad mode is off here" in inside[0]
+    assert all("backward() runs this code with grad mode off" in text for text in inside[1:])
+
+
+def test_a_gradient_handed_to_a_custom_backward_is_named_as_the_code_names_it():
+    trace = trace_snippet(CUSTOM_SQUARE)
+    handed = [e["tensor"] for e in trace["events"] if e["kind"] == "tensor" and e["op"] is None]
+    assert [trace["tensors"][t]["label"] for t in handed] == ["grad_out"]
+    steps = narrate(trace)
+    assert (
+        "Line 12: Autograd made grad_out = 1 while running backward() and handed it to this code."
+        in steps
+    )
+    assert any("multiplies 2 * x and grad_out" in text for text in steps)
