@@ -82,7 +82,7 @@ def _check_lessons(paths: list[pathlib.Path]) -> int:
         else:
             print(f"{path}: ok ({report.steps} steps)")
     if failed:
-        print(f"{failed} of {len(files)} lessons have problems", file=sys.stderr)
+        print(f"{failed} of {len(files)} lessons have problems")
     return 1 if failed else 0
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from app.render import grads, graph, steps
+from app.render import grads, graph, playback, steps
 from app.render.spans import span_text
 
 _FACT = re.compile(
@@ -100,10 +100,14 @@ class TraceFacts:
             for changed, value in self._history[seq]:
                 if changed == tid:
                     known = (seq, value.value)
+        where = "when the run ended" if at is None else f"after step {at}"
         if known is None:
-            where = "when the run ended" if at is None else f"after step {at}"
             raise FactError(f"{name}.grad is None {where}: backward() has not filled it")
         seq, value = known
+        if value is None:
+            raise FactError(
+                f"{name}.grad is None {where}: it was set to None at step {self.step_of(seq)}"
+            )
         return Fact(value, self.step_of(seq))
 
     def leaves(self) -> Fact:
@@ -148,8 +152,11 @@ class TraceFacts:
 
     def paths(self, name: str) -> Fact:
         leaf = self.tensor(name)
-        begin = self._first_backward()[0]
-        target = self.accumulator(leaf)
+        backward = self._first_backward()
+        begin = backward[0]
+        # the AccumulateGrad this backward reached: a leaf may have had others before
+        reached = [e["node"] for e in backward if e["kind"] == "accumulate" and e["tensor"] == leaf]
+        target = reached[0] if reached else self.accumulator(leaf)
         nodes = self.trace["nodes"]
         roots = [self.trace["tensors"][tid]["grad_fn"] for tid in begin["roots"]]
         # paths from each node to the target, children before parents (a graph can be 20,000
@@ -202,15 +209,16 @@ class TraceFacts:
         raise FactError(f"{self.labels[leaf]} has no AccumulateGrad node: no graph uses it")
 
     def node_name(self, nid: str) -> str:
-        """The node's name as answers write it; `Name(c)` when the bare name is not unique."""
+        """The node's name as answers write it: the shortest no other node has."""
         return self._names[nid][0]
 
     def node_names(self, nid: str) -> tuple[str, ...]:
         """Every name an answer may give the node: the short one, `Name(label)`, its id."""
         return self._names[nid]
 
-    def resolve_node(self, answer: str, view: str) -> str:
-        """The element id an answer's node name stands for, in `view`."""
+    def resolve_node(self, answer: str, view: str, within: int | None = None) -> str:
+        """The element id an answer's node name stands for, in `view`; a name that each forward
+        pass has is read as the one of pass `within`."""
         answer = answer.strip().strip("`")
         if view == "tensors":
             if answer in self.scene.tensors.elements:
@@ -222,12 +230,16 @@ class TraceFacts:
                 raise FactError(f"{answer} is not drawn in the tensors view")
             return candidates[0]
         matches = [nid for nid, names in self._names.items() if answer in names]
+        if len(matches) > 1 and within is not None:  # a name each pass of a loop has
+            matches = [nid for nid in matches if self.pass_of(nid) == within]
         if len(matches) == 1:
             return matches[0]
-        if not matches:
+        shared = matches or [nid for nid, forms in self._candidates.items() if answer in forms]
+        if not shared:
             raise FactError(f"no node is named {answer!r} (write MulBackward0, AccumulateGrad(a))")
-        options = ", ".join(self._names[n][1] for n in matches)
-        raise FactError(f"{answer!r} names {len(matches)} nodes: write one of {options}")
+        options = ", ".join(self._names[n][0] for n in shared[:6])
+        more = ", …" if len(shared) > 6 else ""
+        raise FactError(f"{answer!r} names {len(shared)} nodes: write one of {options}{more}")
 
     def step_of(self, seq: int) -> int:
         """The step (from 1) that shows event `seq`."""
@@ -235,6 +247,10 @@ class TraceFacts:
             if step["seq"][0] <= seq <= step["seq"][1]:
                 return index + 1
         return len(self.steps)
+
+    def shown(self, view: str, step: int) -> dict[str, None]:
+        """The elements `view` shows at `step` (from 1), as the player folds the steps."""
+        return playback.state_at(self._final_steps, view, step - 1).visible
 
     def has_step(self, number: int) -> bool:
         return 1 <= number <= len(self.steps)
@@ -271,28 +287,61 @@ class TraceFacts:
         return begins[-1] if begins else -1
 
     @cached_property
+    def _final_steps(self) -> list[dict]:
+        return steps.finish(self.steps, {})
+
+    @cached_property
     def _history(self) -> dict:
         return grads.history(self.trace)
 
     @cached_property
-    def _names(self) -> dict[str, tuple[str, ...]]:
-        nodes = self.trace["nodes"]
-        long: dict[str, str] = {}
-        for nid, node in nodes.items():
-            if node["name"] == "AccumulateGrad":
-                long[nid] = f"AccumulateGrad({self.labels.get(node.get('variable'), '?')})"
+    def _candidates(self) -> dict[str, list[str]]:
+        """Each node's possible names, shortest first: `MulBackward0`, `MulBackward0(c)`."""
+        forms: dict[str, list[str]] = {}
+        for nid, node in self.trace["nodes"].items():
+            name = node["name"]
+            if name == "AccumulateGrad":
+                forms[nid] = [f"AccumulateGrad({self.labels.get(node.get('variable'), '?')})"]
             else:
                 made = node["outputs"][0] if node["outputs"] else None
-                long[nid] = f"{node['name']}({self.labels.get(made, '?')})"
-        counts: dict[str, int] = {}
-        for node in nodes.values():
-            counts[node["name"]] = counts.get(node["name"], 0) + 1
+                forms[nid] = [name, f"{name}({self.labels.get(made, '?')})"]
+        return forms
+
+    @cached_property
+    def _names(self) -> dict[str, tuple[str, ...]]:
+        """The names that single a node out, the one shown first: the shortest no other node of
+        its forward pass has (a training loop makes the same nodes every pass; `… #2` for the
+        second of two alike in one pass), then those no other node at all has, `… in pass 3`,
+        and its id."""
+        forms = self._candidates
+        in_pass: dict[tuple[int, str], int] = {}
+        anywhere: dict[str, int] = {}
+        for nid, candidates in forms.items():
+            for text in candidates:
+                key = (self.pass_of(nid), text)
+                in_pass[key] = in_pass.get(key, 0) + 1
+                anywhere[text] = anywhere.get(text, 0) + 1
         out = {}
-        for nid, node in nodes.items():
-            name = node["name"]
-            unique = counts[name] == 1 and name != "AccumulateGrad"
-            out[nid] = (name, long[nid], nid) if unique else (long[nid], long[nid], nid)
+        ordinal: dict[tuple[int, str], int] = {}  # the k-th node of one pass with one name
+        for nid, candidates in forms.items():
+            g = self.pass_of(nid)
+            names = [text for text in candidates if in_pass[(g, text)] == 1]
+            if not names:  # two alike nodes in one pass (`x * x` twice): the first, the second
+                key = (g, candidates[-1])
+                ordinal[key] = ordinal.get(key, 0) + 1
+                names = [f"{candidates[-1]} #{ordinal[key]}"]
+            names += [text for text in candidates if anywhere[text] == 1 and text not in names]
+            names.append(f"{names[0]} in pass {g}")
+            out[nid] = (*names, nid)
         return out
+
+    def pass_of(self, nid: str) -> int:
+        """The forward pass (from 1) that recorded node `nid`."""
+        return self.scene.gens[self.trace["nodes"][nid]["created"]]
+
+    def pass_at(self, step: int) -> int:
+        """The forward pass step `step` (from 1) belongs to."""
+        return self.scene.gens[self.steps[step - 1]["seq"][1]] if self.scene.gens else 1
 
 
 def _int(text: str | None) -> int | None:

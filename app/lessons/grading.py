@@ -93,7 +93,7 @@ def grade(question, answers: Answers, picks: NodePicks | None = None) -> Feedbac
         return _reveal(question, correct=True, notes=notes)
     if answers.attempt() >= 1:  # the second wrong answer: the answer, with why
         return _reveal(question, correct=False, notes=notes)
-    return Feedback(False, notes, hint=question.hint, step=question.step)
+    return Feedback(False, tuple(notes), hint=question.hint, step=question.step)
 
 
 def answer_text(question) -> str:

@@ -21,7 +21,7 @@ then proves the author's answer against the run itself.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -103,9 +103,10 @@ class OrderQuestion(_Question):
         return self
 
 
-Question = Annotated[
-    ChoiceQuestion | NumericQuestion | NodeQuestion | OrderQuestion, Field(discriminator="type")
-]
+QUESTION_CLASSES = (ChoiceQuestion, NumericQuestion, NodeQuestion, OrderQuestion)
+# each class's `type`: what a question's front matter says it is, and pydantic's tag for it
+QUESTION_TYPES = tuple(get_args(c.model_fields["type"].annotation)[0] for c in QUESTION_CLASSES)
+Question = Annotated[Union[QUESTION_CLASSES], Field(discriminator="type")]  # noqa: UP007
 
 
 class Override(_Strict):

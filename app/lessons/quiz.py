@@ -33,24 +33,25 @@ def asked_at(question, facts: TraceFacts) -> int:
 
 
 def picks(question: NodeQuestion, facts: TraceFacts) -> NodePicks:
-    """The nodes of the question's view drawn by the step it is asked at, and its answer's.
-    Raises FactError when an answer names no node, or several."""
+    """The nodes of the question's view shown at the step it is asked at (a training loop's
+    earlier passes are hidden by then), and its answer's. Raises FactError when an answer names
+    no node, or several, or one not shown yet."""
     step = asked_at(question, facts)
-    last = facts.steps[step - 1]["seq"][1]
+    shown = facts.shown(question.view, step)
     names: dict[str, str] = {}
     if question.view == "autograd":
-        for nid, node in facts.trace["nodes"].items():
-            if node["created"] <= last:
+        for nid in facts.trace["nodes"]:
+            if nid in shown:
                 names[nid] = facts.node_name(nid)
     else:
-        for tid, record in facts.trace["tensors"].items():
-            label = facts.labels[tid]
-            if record["created"] <= last and tid in facts.scene.tensors.elements:
-                names[tid] = label
-    right = frozenset(facts.resolve_node(answer, question.view) for answer in question.answer)
+        for tid in facts.trace["tensors"]:
+            if tid in shown:
+                names[tid] = facts.labels[tid]
+    within = facts.pass_at(step)
+    right = frozenset(facts.resolve_node(a, question.view, within) for a in question.answer)
     missing = right - names.keys()
     if missing:
-        raise FactError(f"{', '.join(sorted(missing))} is not drawn yet at step {step}")
+        raise FactError(f"{', '.join(sorted(missing))} is not drawn at step {step}")
     return NodePicks(names, right)
 
 
@@ -70,7 +71,8 @@ def disagreement(question, facts: TraceFacts) -> str | None:
     if isinstance(question, ChoiceQuestion):
         return _choice_disagreement(question, fact, says)
     if isinstance(question, NodeQuestion):
-        given = {facts.resolve_node(a, question.view) for a in question.answer}
+        within = facts.pass_at(asked_at(question, facts))
+        given = {facts.resolve_node(a, question.view, within) for a in question.answer}
         wanted = set((fact.elements or {}).get(question.view, ()))
         if not wanted:
             return f"`{question.fact}` is not about the {question.view} view's nodes"
@@ -80,9 +82,14 @@ def disagreement(question, facts: TraceFacts) -> str | None:
     if isinstance(question, OrderQuestion):
         if not isinstance(fact.value, tuple):
             return f"`{question.fact}` is not an order"
-        if tuple(question.answer) != fact.value:
-            return _says_not(fact, answer_text(question), says)
-        return None
+        nodes = (fact.elements or {}).get("autograd")
+        if nodes:  # any name of each node will do: `MulBackward0` or `MulBackward0(c)`
+            within = facts.pass_of(nodes[0])
+            given = tuple(facts.resolve_node(item, "autograd", within) for item in question.answer)
+            agree = given == tuple(nodes)
+        else:
+            agree = tuple(question.answer) == fact.value
+        return None if agree else _says_not(fact, answer_text(question), says)
     return None
 
 

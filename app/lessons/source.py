@@ -8,6 +8,7 @@ reads the front matter and the model (app/lessons/model.py) validates it. Every 
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 from pydantic import ValidationError
 
-from app.lessons.model import Lesson
+from app.lessons.model import QUESTION_CLASSES, QUESTION_TYPES, Choice, Lesson, Override
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).use(front_matter_plugin)
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -75,12 +76,19 @@ def parse(text: str, path: Path) -> LessonFile:
         tree = yaml.compose(head.content, Loader=yaml.SafeLoader)
         data = yaml.safe_load(head.content)
     except yaml.YAMLError as error:
+        # PyYAML's own message counts lines within the front matter: give the file's instead
         mark = getattr(error, "problem_mark", None)
         line = first_line + mark.line if mark is not None else first_line
-        raise BadLesson(path, [Problem(line, f"the front matter is not YAML: {error}")]) from None
+        what = getattr(error, "problem", None) or "it cannot be read"
+        context = getattr(error, "context", None)
+        message = f"the front matter is not YAML: {what}" + (f" ({context})" if context else "")
+        raise BadLesson(path, [Problem(line, message)]) from None
     if not isinstance(data, dict):
         raise BadLesson(path, [Problem(first_line, "the front matter is not a mapping of keys")])
     lines = _lines(tree, first_line)
+    repeated = _repeated_ids(data, lines, first_line)
+    if repeated:
+        raise BadLesson(path, repeated)
     try:
         lesson = Lesson.model_validate(data)
     except ValidationError as error:
@@ -98,21 +106,62 @@ def parse(text: str, path: Path) -> LessonFile:
     return LessonFile(slug, path, lesson, html, links, lines)
 
 
+def _repeated_ids(data: dict, lines: dict[tuple, int], first_line: int) -> list[Problem]:
+    """A question id used twice, reported where it is used again (the model, checking the
+    whole lesson, could only point at the front matter)."""
+    questions = data.get("questions")
+    if not isinstance(questions, list):
+        return []
+    seen: dict[str, int] = {}
+    problems = []
+    for index, question in enumerate(questions):
+        qid = question.get("id") if isinstance(question, dict) else None
+        if not isinstance(qid, str):
+            continue
+        if qid in seen:
+            line = lines.get(("questions", index, "id"), first_line)
+            message = f"question {index + 1}'s id {qid!r} is question {seen[qid] + 1}'s too"
+            problems.append(Problem(line, message))
+        else:
+            seen[qid] = index
+    return problems
+
+
 def _problem(item: dict, lines: dict[tuple, int], first_line: int) -> Problem:
     location = tuple(part for part in item["loc"] if not _is_tag(part))
-    where = ".".join(str(part) for part in location)
     line = first_line
     for end in range(len(location), 0, -1):  # the deepest part of the path the YAML has
         if location[:end] in lines:
             line = lines[location[:end]]
             break
     message = item["msg"].removeprefix("Value error, ")
+    if item["type"] == "extra_forbidden" and location:
+        close = difflib.get_close_matches(str(location[-1]), _KEYS, n=1)
+        message = f"{message}: did you mean {close[0]!r}?" if close else f"{message} here"
+    where = _where(location)
     return Problem(line, f"{where}: {message}" if where else message)
+
+
+def _where(location: tuple) -> str:
+    """A path in the front matter as a person counts: `question 2, choice 1, feedbak`."""
+    words = []
+    for part in location:
+        if isinstance(part, int) and words:
+            words[-1] = f"{words[-1].removesuffix('s')} {part + 1}"
+        else:
+            words.append(str(part))
+    return ", ".join(words)
+
+
+# every key the front matter may use, anywhere in it: what a misspelt key is compared with
+_KEYS = sorted(
+    {name for model in (Lesson, Choice, Override, *QUESTION_CLASSES) for name in model.model_fields}
+)
 
 
 def _is_tag(part) -> bool:
     """pydantic names a union's branch in an error's path ('choice'); the YAML does not."""
-    return part in ("choice", "numeric", "node", "order")
+    return part in QUESTION_TYPES
 
 
 def _lines(node: yaml.Node | None, first_line: int) -> dict[tuple, int]:
