@@ -27,9 +27,10 @@ QUESTION = TypeAdapter(Question)
 
 def asked_at(question, facts: TraceFacts) -> int:
     """The step a question is asked at: before its checkpoint, else when the run has ended."""
-    if question.checkpoint is not None:
-        return max(question.checkpoint - 1, 1)
-    return len(facts.steps)
+    last = len(facts.steps)
+    if question.checkpoint is not None:  # one past the end is `lessons check`'s to report
+        return min(max(question.checkpoint - 1, 1), last)
+    return last
 
 
 def picks(question: NodeQuestion, facts: TraceFacts) -> NodePicks:

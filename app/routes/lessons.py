@@ -138,14 +138,13 @@ async def _answer(request: Request, context: dict, qid: str, page: str, fragment
         return render_page(request, "missing.html", {"ident": qid, "what": "question"}, 404)
     form = await request.form()
     answers = Answers({key: form.getlist(key) for key in form})
-    status = 200
+    status, attempt = 200, 0
     try:
+        attempt = answers.attempt()
         feedback = grade(asked.question, answers, asked.picks)
     except BadAnswer as bad:
         feedback, status = Feedback(False, (), problem=str(bad)), 422
-    graded = forms.Asked(
-        asked.question, asked.options, asked.picks, None, feedback, answers.attempt()
-    )
+    graded = forms.Asked(asked.question, asked.options, asked.picks, None, feedback, attempt)
     if fragment:
         return render_page(request, "_feedback.html", {**context, "asked": graded}, status)
     context["asked"] = [graded if a is asked else a for a in context["asked"]]
