@@ -386,3 +386,68 @@ def test_a_lesson_with_a_checkpoint_past_the_end_is_not_a_500(tmp_path):
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         assert client.get("/lessons/late").status_code < 500
         assert client.post("/lessons/late/questions/grad-a", data={"value": "5"}).status_code < 500
+
+
+# ***** lessons that end with an error, authors' text, runs with nothing to ask *****
+
+
+@pytest.fixture(scope="module")
+def odd_client(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("odd-lessons")
+    # a lesson about the error a second backward() raises
+    erring = replaced(
+        "  print(a.grad.item(), b.grad.item())\n",
+        "  print(a.grad.item(), b.grad.item())\n  d.backward()\n",
+    )
+    erring = replaced("order: 1\n", "order: 1\nends_with: error\n", erring)
+    (folder / "second-time.md").write_text(erring, encoding="utf-8")
+    # markup in the author's words is shown as text, wherever it is shown
+    marked = replaced("prompt: What is `a.grad`?", "prompt: What is <img src=x onerror=alert(1)>?")
+    marked = replaced("title: Two paths into a", 'title: "<script>alert(2)</script>"', marked)
+    marked = replaced("hint: Two paths.", "hint: <b onclick=x>bold</b>", marked)
+    (folder / "marked.md").write_text(marked, encoding="utf-8")
+    db = tmp_path_factory.mktemp("odd-db") / "traces.db"
+    app = create_app(Settings(db_path=db, session_secret="s", lessons_dir=folder))
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
+        yield client
+
+
+def test_a_lesson_whose_snippet_ends_with_an_error_has_its_page(odd_client):
+    page = odd_client.get("/lessons/second-time")
+    assert page.status_code == 200
+    assert "Trying to backward through the graph a second time" in page.text
+    reply = odd_client.post(
+        "/lessons/second-time/questions/grad-a", data={"value": "5"}, headers=HX
+    )
+    assert verdict(reply.text) == "right"
+
+
+@pytest.mark.parametrize("url", ["/lessons", "/lessons/marked", "/lessons/marked/key"])
+def test_markup_in_an_authors_text_is_escaped(odd_client, url):
+    page = odd_client.get(url)
+    assert page.status_code == 200
+    for raw in ("<script>alert(2)", "<img src=x", "<b onclick"):
+        assert raw not in page.text, raw
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page.text
+
+
+def test_a_hint_with_markup_is_escaped_in_the_feedback(odd_client):
+    reply = odd_client.post("/lessons/marked/questions/grad-a", data={"value": "4"}, headers=HX)
+    assert verdict(reply.text) == "wrong"
+    assert "<b onclick" not in reply.text and "&lt;b onclick=x&gt;bold&lt;/b&gt;" in reply.text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "print(1)\n",
+        "import torch\na = torch.tensor(1.0, requires_grad=True)\nraise ValueError('x')\n",
+    ],
+)
+def test_a_run_with_nothing_to_ask_says_so(odd_client, code):
+    reply = odd_client.post("/run", data={"code": code}, headers=HX)
+    ident = reply.headers["hx-push-url"].removeprefix("/t/")
+    page = odd_client.get(f"/t/{ident}/quiz")
+    assert page.status_code == 200
+    assert '<form class="check"' not in page.text
+    assert "nothing to ask" in page.text
