@@ -4,7 +4,10 @@ A lesson's question names a fact (`fact: grad a at 9`) and `gradtrace lessons ch
 author's answer to it; generated checks (app/lessons/generated.py) take their answers from here
 and nowhere else. A fact is one of:
 
-    grad NAME [at STEP]      NAME's .grad after STEP (default: when the run ended)
+    grad NAME [at STEP]      NAME's .grad after STEP (default: when the run ended); `w[0]`
+                             for one entry of it
+    version NAME at STEP     NAME's version counter (in-place changes) after STEP
+    failing-node             the node a failed backward() stopped at
     leaves                   the named tensors that are leaves
     gets-grad                the tensors whose .grad the first backward() fills
     next-backward after STEP the node whose backward runs first after STEP
@@ -28,11 +31,14 @@ from app.render.spans import span_text
 
 _FACT = re.compile(
     r"^(?:(?P<grad>grad) (?P<grad_of>\S+)(?: at (?P<grad_at>\d+))?"
+    r"|(?P<version>version) (?P<version_of>\S+) at (?P<version_at>\d+)"
     r"|(?P<leaves>leaves)|(?P<gets>gets-grad)"
     r"|(?P<next>next-backward) after (?P<next_at>\d+)"
     r"|(?P<order>backward-order)|(?P<paths>paths) (?P<paths_of>\S+)"
+    r"|(?P<failing>failing-node)"
     r"|(?P<again>second-backward-fails))$"
 )
+_INDEX = re.compile(r"^(?P<name>.+?)(?P<index>(\[\d+\])+)$")  # w[0], W[1][2]
 _NAMED = re.compile(r"^[A-Za-z_][\w.₀-₉]*(\[\d+\])?$")  # a name the snippet gave, not `a*b`
 
 
@@ -73,6 +79,11 @@ class TraceFacts:
             raise FactError(f"{text!r} is not a fact gradtrace knows (see app/lessons/facts.py)")
         if match["grad"]:
             fact, subject = self.grad(match["grad_of"], _int(match["grad_at"])), "{}.grad"
+        elif match["version"]:
+            at = int(match["version_at"])
+            fact, subject = self.version(match["version_of"], at), "{}._version"
+        elif match["failing"]:
+            fact, subject = self.failing_node(), "the node backward() fails at"
         elif match["leaves"]:
             fact, subject = self.leaves(), "the leaves"
         elif match["gets"]:
@@ -85,12 +96,25 @@ class TraceFacts:
             fact, subject = self.paths(match["paths_of"]), "the number of paths to {}"
         else:
             fact, subject = self.second_backward_fails(), "whether a second backward() fails"
-        name = match["grad_of"] or match["paths_of"]
+        name = match["grad_of"] or match["paths_of"] or match["version_of"]
+        indexed = _INDEX.match(name or "")
+        if match["grad"] and indexed and name not in self.labels.values():
+            return replace(fact, subject=f"{indexed['name']}.grad{indexed['index']}")
         return replace(fact, subject=subject.format(name))
 
     # ***** the facts *****
 
     def grad(self, name: str, at: int | None = None) -> Fact:
+        """NAME's .grad; `w[0]` is one entry of it, where no tensor is called `w[0]` itself."""
+        indexed = _INDEX.match(name)
+        if indexed and not any(label == name for label in self.labels.values()):
+            whole = self.grad(indexed["name"], at)
+            value = whole.value
+            for index in re.findall(r"\d+", indexed["index"]):
+                if not isinstance(value, list) or int(index) >= len(value):
+                    raise FactError(f"{name} is not an entry of {indexed['name']}.grad")
+                value = value[int(index)]
+            return replace(whole, value=value)
         tid = self.tensor(name)
         last = self.steps[-1]["seq"][1] if at is None else self._last_event(at)
         known = None
@@ -109,6 +133,31 @@ class TraceFacts:
                 f"{name}.grad is None {where}: it was set to None at step {self.step_of(seq)}"
             )
         return Fact(value, self.step_of(seq))
+
+    def version(self, name: str, at: int) -> Fact:
+        """NAME's version counter after step `at`: how many in-place changes it has seen."""
+        tid = self.tensor(name)
+        last = self._last_event(at)
+        version, seq = 0, self.trace["tensors"][tid]["created"]
+        for event in self.trace["events"][: last + 1]:
+            if event["kind"] != "inplace":
+                continue
+            if event["tensor"] == tid:
+                version, seq = event["version"], event["seq"]
+            for shared in event.get("aliases", ()):
+                if shared["tensor"] == tid:
+                    version, seq = shared["version"], event["seq"]
+        return Fact(version, self.step_of(seq))
+
+    def failing_node(self) -> Fact:
+        """The node a failed backward() stopped at, as the player points to it."""
+        for index, step in enumerate(self._final_steps):
+            if step["kind"] != "error":
+                continue
+            nodes = [e for e in step["autograd"].get("focus", ()) if e in self.trace["nodes"]]
+            if nodes:
+                return Fact(self.node_name(nodes[0]), index + 1, {"autograd": (nodes[0],)})
+        raise FactError("no backward() fails at a node in this run")
 
     def leaves(self) -> Fact:
         names = {
