@@ -1,7 +1,7 @@
 """How fast is the render layer? Layout and whole-render times for graphs of 50, 200 and 500
 drawn nodes, and for a 1,000-iteration training loop (stacked); then the long-trace cases
-(steps for a 19,999-op loop and a forged 60,000-event line, a 20,000-event page) and the
-render worker's round trip against drawing in-process.
+(steps for a 19,999-op loop and a forged 60,000-event line, a 20,000-event page and its
+generated quiz) and the render worker's round trip against drawing in-process.
 
     .venv/bin/python bench/render.py [--repeat 5]
 
@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.lessons import quiz  # noqa: E402
 from app.render import graph, layout, render, stacks, steps  # noqa: E402
 from app.render.page import player_context  # noqa: E402
 from app.render_pool import RenderPool, RenderSettings  # noqa: E402
@@ -161,6 +162,12 @@ def long_traces(repeat: int) -> None:
     seconds = median_time(lambda: player_context(page, "bench"), max(1, repeat // 2))
     name = "20,000-event page"
     print(f"{name:<26} {len(page['events']):>6} events  page  {seconds * 1000:7.1f} ms")
+    # Quiz me on the same trace works out its facts in the same worker, under the same budget
+    quizzed = median_time(lambda: quiz.context(page), max(1, repeat // 2))
+    print(
+        f"{name:<26} {len(page['events']):>6} events  quiz  {quizzed * 1000:7.1f} ms "
+        f"({quizzed / seconds:.2f}x the page)"
+    )
 
 
 def round_trip(repeat: int) -> None:

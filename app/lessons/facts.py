@@ -22,6 +22,7 @@ means several nodes, `MulBackward0(c)` names the one that made `c`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -116,7 +117,7 @@ class TraceFacts:
                 value = value[int(index)]
             return replace(whole, value=value)
         tid = self.tensor(name)
-        last = self.steps[-1]["seq"][1] if at is None else self._last_event(at)
+        last = len(self.trace["events"]) - 1 if at is None else self._last_event(at)
         known = None
         for seq in sorted(self._history):
             if seq > last:
@@ -234,11 +235,8 @@ class TraceFacts:
         if not ends:
             raise FactError("the run never finished a backward()")
         end = ends[-1]
-        freed = any(
-            e["kind"] == "free" and e["nodes"]
-            for e in events[: end["seq"]]
-            if e["seq"] > self._begin_of(end["seq"])
-        )
+        begin = self._begin_of(end["seq"])
+        freed = any(e["kind"] == "free" and e["nodes"] for e in events[begin + 1 : end["seq"]])
         return Fact(freed and not end["retain_graph"], self.step_of(end["seq"]))
 
     # ***** names and steps *****
@@ -292,10 +290,8 @@ class TraceFacts:
 
     def step_of(self, seq: int) -> int:
         """The step (from 1) that shows event `seq`."""
-        for index, step in enumerate(self.steps):
-            if step["seq"][0] <= seq <= step["seq"][1]:
-                return index + 1
-        return len(self.steps)
+        index = bisect.bisect_left(self._ends, seq)  # the first step ending at or after it
+        return min(index, len(self.steps) - 1) + 1
 
     def shown(self, view: str, step: int) -> dict[str, None]:
         """The elements `view` shows at `step` (from 1), as the player folds the steps."""
@@ -317,7 +313,7 @@ class TraceFacts:
     def _last_event(self, step: int) -> int:
         if not self.has_step(step):
             raise FactError(f"there is no step {step}: the run has {len(self.steps)}")
-        return self.steps[step - 1]["seq"][1]
+        return self._ends[step - 1]
 
     def _first_backward(self) -> list[dict]:
         events = self.trace["events"]
@@ -334,6 +330,17 @@ class TraceFacts:
     def _begin_of(self, end: int) -> int:
         begins = [e["seq"] for e in self.trace["events"][:end] if e["kind"] == "backward_begin"]
         return begins[-1] if begins else -1
+
+    @cached_property
+    def _ends(self) -> list[int]:
+        """Each step's last event; a step of no event of its own (how a run stopped) ends
+        where the step before it did."""
+        out, last = [], -1
+        for step in self.steps:
+            if step["seq"] is not None:
+                last = step["seq"][1]
+            out.append(last)
+        return out
 
     @cached_property
     def _final_steps(self) -> list[dict]:
@@ -390,7 +397,8 @@ class TraceFacts:
 
     def pass_at(self, step: int) -> int:
         """The forward pass step `step` (from 1) belongs to."""
-        return self.scene.gens[self.steps[step - 1]["seq"][1]] if self.scene.gens else 1
+        last = self._ends[step - 1]
+        return self.scene.gens[last] if self.scene.gens and last >= 0 else 1
 
 
 def _int(text: str | None) -> int | None:

@@ -28,7 +28,8 @@ def questions(trace: dict, facts: TraceFacts | None = None) -> list:
     facts = facts or TraceFacts(trace)
     out: list = []
     out += _leaves(facts)
-    if _backward_ran(trace):
+    # a run stopped early (or failing) may have left a backward() half done: ask nothing of it
+    if trace["outcome"]["status"] == "ok" and _backward_ran(trace):
         out += _next_node(facts)
         out += _grads(facts)
         out += _paths(facts)
@@ -42,22 +43,23 @@ def _backward_ran(trace: dict) -> bool:
 
 
 def _leaves(facts: TraceFacts) -> list:
-    named = []
+    named: dict[str, dict] = {}  # the first tensor under each name the snippet gave
     for tid, record in facts.trace["tensors"].items():
         label = facts.labels[tid]
-        if is_name(label) and not label.endswith(".grad") and label not in {n for n, _ in named}:
-            named.append((label, record))
+        if is_name(label) and not label.endswith(".grad") and label not in named:
+            named[label] = record
+            if len(named) == MAX_LEAF_CHOICES:
+                break
     if len(named) < 2:
         return []
-    named = named[:MAX_LEAF_CHOICES]
     leaves = facts.leaves().value
-    if not leaves & {label for label, _ in named}:
+    if not leaves & named.keys():
         return []
     choices = [
         Choice(
             text=f"`{label}`", correct=label in leaves, feedback=_leaf_note(facts, label, record)
         )
-        for label, record in named
+        for label, record in named.items()
     ]
     if all(choice.correct for choice in choices):
         return []
