@@ -29,7 +29,8 @@ def questions(trace: dict, facts: TraceFacts | None = None) -> list:
     out: list = []
     out += _leaves(facts)
     # a run stopped early (or failing) may have left a backward() half done: ask nothing of it
-    if trace["outcome"]["status"] == "ok" and _backward_ran(trace):
+    whole = trace["outcome"]["status"] == "ok" and not trace["limits"]["truncated"]
+    if whole and _backward_ran(trace):
         out += _next_node(facts)
         out += _grads(facts)
         out += _paths(facts)

@@ -402,3 +402,70 @@ def test_grad_values_are_finite_numbers(traces):
         for label in facts.read("gets-grad").value:
             value = facts.read(f"grad {label}").value
             assert isinstance(value, float) and math.isfinite(value), (name, label)
+
+
+# ***** versions, the failing node, and one entry of a .grad *****
+
+IN_PLACE = """\
+import torch
+a = torch.tensor(2.0, requires_grad=True)
+b = a * 3
+c = b * b
+b.add_(1)
+b.mul_(2)
+c.backward()
+"""
+
+
+def test_version_counts_the_in_place_changes_up_to_a_step():
+    trace = trace_snippet(IN_PLACE)
+    facts = TraceFacts(trace)
+    changes = [e for e in trace["events"] if e["kind"] == "inplace"]
+    assert [e["version"] for e in changes] == [1, 2]  # add_, then mul_
+    before = facts.step_of(changes[0]["seq"]) - 1
+    assert facts.read(f"version b at {before}").value == 0
+    for change in changes:
+        step = facts.step_of(change["seq"])
+        fact = facts.read(f"version b at {step}")
+        assert (fact.value, fact.step) == (change["version"], step)
+    assert facts.read(f"version b at {len(facts.steps)}").subject == "b._version"
+
+
+def test_version_follows_a_view_that_shares_the_counter():
+    facts = TraceFacts(trace_snippet("import torch\nx = torch.zeros(2)\nv = x[0:1]\nv.add_(1)\n"))
+    assert facts.read(f"version x at {len(facts.steps)}").value == 1  # x[0:1] shares x's
+
+
+def test_the_failing_node_is_the_one_that_saved_the_changed_tensor():
+    trace = trace_snippet(IN_PLACE)
+    assert trace["outcome"]["status"] == "error"
+    facts = TraceFacts(trace)
+    fact = facts.read("failing-node")
+    (node,) = fact.elements["autograd"]
+    # c = b * b saved b, and b changed after it was recorded
+    assert trace["nodes"][node]["name"] == "MulBackward0"
+    assert trace["tensors"][trace["nodes"][node]["outputs"][0]]["label"] == "c"
+    assert fact.value == "MulBackward0(c)" and fact.step == len(facts.steps)
+
+
+def test_a_run_whose_backward_succeeds_has_no_failing_node(traces):
+    with pytest.raises(FactError, match="no backward"):
+        facts_of(traces, "seed").read("failing-node")
+
+
+def test_one_entry_of_a_vector_grad():
+    code = "import torch\nw = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+    facts = TraceFacts(trace_snippet(code + "(w * w).sum().backward()\n"))
+    whole = facts.read("grad w").value
+    assert whole == [2.0, 4.0, 6.0]  # d/dw Σ w² = 2w
+    for i, expected in enumerate(whole):
+        fact = facts.read(f"grad w[{i}]")
+        assert fact.value == expected and fact.subject == f"w.grad[{i}]"
+    with pytest.raises(FactError, match="not an entry"):
+        facts.read("grad w[3]")
+
+
+def test_a_tensor_named_like_an_entry_is_read_whole():
+    code = "import torch\nxs = [torch.tensor(2.0, requires_grad=True)]\n(xs[0] * 3).backward()\n"
+    facts = TraceFacts(trace_snippet(code))
+    assert facts.read("grad xs[0]").value == 3.0  # the tensor labelled xs[0], not an entry

@@ -139,3 +139,28 @@ def programs(draw) -> str:
 @given(programs())
 def test_generated_questions_hold_for_small_programs(code):
     assert_every_question_holds(trace_snippet(code))
+
+
+def test_a_run_cut_short_gets_no_questions_about_its_backward():
+    loop = """\
+import torch
+w = torch.tensor(1.0, requires_grad=True)
+for step in range(100):
+    loss = (w * 3) ** 2
+    loss.backward()
+"""
+    # stopped in the middle of the loop: as the sandbox ends it (event_limit), and as a bare
+    # trace_snippet does (ok, but truncated)
+    for ending in ({"event_limit": lambda line: f"stopped at line {line}"}, {}):
+        trace = trace_snippet(loop, max_events=200, **ending)
+        assert trace["limits"]["truncated"]
+        assert trace["outcome"]["status"] == ("event_limit" if ending else "ok")
+        asked = quiz.context(trace)["questions"]
+        assert {q["fact"] for q in asked} <= {"leaves"}
+
+
+def test_a_failing_backward_gets_no_questions_about_it():
+    failing = SEED_SNIPPET + "d.backward()\n"  # the second backward: freed saved tensors
+    trace = trace_snippet(failing)
+    assert trace["outcome"]["status"] == "error"
+    assert {q["fact"] for q in quiz.context(trace)["questions"]} <= {"leaves"}
