@@ -26,7 +26,7 @@ from app.client_address import client_address, client_scheme
 from app.config import MIB, ROOT, Settings
 from app.head import HeadAsGet
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
-from app.lessons.library import Library
+from app.lessons.library import Shelf
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
 from app.render_pool import RenderBusy, RenderPool, RenderSettings
@@ -104,7 +104,7 @@ def create_app(
     )
     cache = PageCache(settings.page_cache_mib * MIB)
     app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache)
-    app.state.lessons = Library.load(settings.lessons_dir)
+    app.state.lessons = Shelf(settings.lessons_dir)
     app.state.templates = Jinja2Templates(directory=ROOT / "templates")
     app.state.templates.env.finalize = _printable
     # what a page is made from besides its trace: its /t/{id} tag names this (app/http_cache.py)

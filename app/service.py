@@ -146,14 +146,14 @@ class Traces:
             "undrawn": {"reason": f"This trace could not be drawn: {reason}.", "steps": steps},
         }
 
-    async def quiz(self, ident: str, trace: dict, lesson: tuple[str, list[dict]] | None = None):
+    async def quiz(self, ident: str, trace: dict, questions: list[dict] | None = None):
         """Quick checks for a trace (app.lessons.quiz.context), worked out in a render worker
-        and kept with its pages: a lesson's (its slug and questions), or the generated ones.
-        A trace too large to quiz gets none, and says why (`unavailable`)."""
-        slug, questions = lesson if lesson is not None else ("", None)
+        and kept with its pages: a lesson's `questions`, or the generated ones. A trace too
+        large to quiz gets none, and says why (`unavailable`)."""
+        asked = "" if questions is None else content_digest(json.dumps(questions, sort_keys=True))
         try:
             return await self.cache.get(
-                (ident, "quiz", slug), lambda: self.pool.quiz(trace, questions)
+                (ident, "quiz", asked), lambda: self.pool.quiz(trace, questions)
             )
         except TooLargeToDraw as failure:
             log.warning("trace %s was not quizzed: %s", ident, failure.reason)

@@ -29,13 +29,13 @@ Busy = (SandboxBusy, OverQuota, RenderBusy)
 
 @router.get("/lessons", response_class=HTMLResponse)
 def lessons(request: Request):
-    library = request.app.state.lessons
+    library = request.app.state.lessons.library()
     return render_page(request, "lessons.html", {"lessons": library.lessons})
 
 
 @router.get("/lessons/{slug}", response_class=HTMLResponse)
 async def lesson(request: Request, slug: str):
-    found = request.app.state.lessons.get(slug)
+    found = request.app.state.lessons.library().get(slug)
     if found is None:
         return _missing_lesson(request, slug)
     try:
@@ -49,7 +49,7 @@ async def lesson(request: Request, slug: str):
 async def answer_lesson(
     request: Request, slug: str, qid: str, hx_request: Annotated[str | None, Header()] = None
 ):
-    found = request.app.state.lessons.get(slug)
+    found = request.app.state.lessons.library().get(slug)
     if found is None:
         return _missing_lesson(request, slug)
     try:
@@ -62,7 +62,7 @@ async def answer_lesson(
 @router.get("/lessons/{slug}/key", response_class=HTMLResponse)
 def lesson_key(request: Request, slug: str, answers: bool = True):
     """Every question of a lesson, without playing it: with the answers (the key) or not."""
-    found = request.app.state.lessons.get(slug)
+    found = request.app.state.lessons.library().get(slug)
     if found is None:
         return _missing_lesson(request, slug)
     questions = [forms.Asked(question, ()) for question in found.lesson.questions]
@@ -103,8 +103,8 @@ async def _lesson_context(request: Request, found: LessonFile) -> dict:
     ident, trace = await traces.find_or_run(lesson.snippet, request.state.requester)
     page = await traces.page(ident, trace)
     questions = [question.model_dump(mode="json") for question in lesson.questions]
-    quiz = await traces.quiz(ident, trace, (found.slug, questions))
-    before, after = request.app.state.lessons.neighbours(found.slug)
+    quiz = await traces.quiz(ident, trace, questions)
+    before, after = request.app.state.lessons.library().neighbours(found.slug)
     context = {**page, "trace": trace, "lesson": found, "before": before, "after": after}
     context["asked"] = forms.ask(quiz)
     context["unavailable"] = quiz.get("unavailable")

@@ -451,3 +451,29 @@ def test_a_run_with_nothing_to_ask_says_so(odd_client, code):
     assert page.status_code == 200
     assert '<form class="check"' not in page.text
     assert "nothing to ask" in page.text
+
+
+def test_a_lesson_dropped_in_or_changed_is_served_without_a_restart(tmp_path):
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    settings = Settings(db_path=tmp_path / "traces.db", session_secret="s", lessons_dir=folder)
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        assert client.get("/lessons/products").status_code == 404
+        (folder / "products.md").write_text(PRODUCTS, encoding="utf-8")
+        assert "Products of products" in client.get("/lessons").text
+        assert (
+            client.post("/lessons/products/questions/grad-b", data={"value": "9"}).status_code
+            == 200
+        )
+        # the author fixes the question: the page and its grading follow the file
+        changed = PRODUCTS.replace("prompt: What is `b.grad`?", "prompt: And `b.grad` is?")
+        changed = changed.replace("answer: 9", "answer: 9\n    tolerance: 0.5")
+        (folder / "products.md").write_text(changed, encoding="utf-8")
+        page = client.get("/lessons/products").text
+        assert "And <code>b.grad</code> is?" in page
+        graded = client.post(
+            "/lessons/products/questions/grad-b", data={"value": "9.4"}, headers=HX
+        )
+        assert 'data-verdict="right"' in graded.text  # within the new tolerance
+        (folder / "products.md").unlink()
+        assert client.get("/lessons/products").status_code == 404
