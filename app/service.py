@@ -62,18 +62,22 @@ class Traces:
         self.per_session = Quota(settings.session_quota_traces, settings.session_quota_mib * MIB)
         self.per_address = Quota(settings.address_quota_traces, settings.address_quota_mib * MIB)
 
-    async def find_or_run(self, code: str, requester: Requester) -> tuple[str, dict]:
+    async def find_or_run(
+        self, code: str, requester: Requester, *, site: bool = False
+    ) -> tuple[str, dict]:
         """The trace of `code`: the stored one if there is one (the same code is never run
         twice), else a new run, stored unless its ending was the server's fault.
 
-        Raises OverQuota before running when the requester has stored too much lately, and
-        SandboxBusy when the sandbox has no room."""
+        Raises OverQuota before running when the requester has stored too much lately (not
+        for the site's own snippets, `site`: a lesson's first visitor is not charged for it),
+        and SandboxBusy when the sandbox has no room."""
         ident = trace_id(code)
         stored = await asyncio.to_thread(self.store.get, ident)
         if stored is not None:
             return ident, stored
         owner = self.store.owner(requester.session, requester.address)
-        await asyncio.to_thread(self._check_quota, owner)
+        if not site:
+            await asyncio.to_thread(self._check_quota, owner)
         trace = await execution.run_snippet_async(code, requester)
         if trace["outcome"]["status"] in TRANSIENT:
             return ident, trace

@@ -100,7 +100,7 @@ async def answer_trace_quiz(
 async def _lesson_context(request: Request, found: LessonFile) -> dict:
     traces = request.app.state.traces
     lesson = found.lesson
-    ident, trace = await traces.find_or_run(lesson.snippet, request.state.requester)
+    ident, trace = await traces.find_or_run(lesson.snippet, request.state.requester, site=True)
     page = await traces.page(ident, trace)
     questions = [question.model_dump(mode="json") for question in lesson.questions]
     quiz = await traces.quiz(ident, trace, questions)

@@ -477,3 +477,16 @@ def test_a_lesson_dropped_in_or_changed_is_served_without_a_restart(tmp_path):
         assert 'data-verdict="right"' in graded.text  # within the new tolerance
         (folder / "products.md").unlink()
         assert client.get("/lessons/products").status_code == 404
+
+
+def test_a_learner_over_their_quota_still_opens_a_lesson(tmp_path, lessons_dir):
+    settings = Settings(
+        db_path=tmp_path / "traces.db",
+        session_secret="s",
+        lessons_dir=lessons_dir,
+        session_quota_traces=0,  # nothing new may be stored for this browser
+    )
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
+        refused = client.post("/run", data={"code": "import torch\nprint(1)\n"})
+        assert refused.status_code == 429
+        assert client.get("/lessons/two-paths").status_code == 200  # the site's own snippet
