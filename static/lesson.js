@@ -186,6 +186,20 @@ function start(page) {
     }
   }
 
+  // starting over: this lesson's progress forgotten, its predict checks holding again
+  const forget = page.querySelector("[data-forget]");
+  if (forget) {
+    forget.hidden = false;
+    forget.addEventListener("click", () => {
+      try {
+        localStorage.removeItem(PREFIX + key);
+      } catch {
+        // refused: nothing was kept, so nothing to forget
+      }
+      window.location.assign(window.location.pathname);
+    });
+  }
+
   holdAtCheckpoint();
 }
 

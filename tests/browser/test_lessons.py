@@ -149,6 +149,14 @@ def test_a_lesson_walked_end_to_end(page, lesson_url, shot):
     page.locator("[data-action=last]").click()
     expect(counter(page)).to_have_text(f"Step {total} of {total}")
 
+    # starting over forgets it all: the predict check holds playback again
+    page.get_by_role("button", name="Start this lesson over").click()
+    expect(counter(page)).to_have_text(f"Step 1 of {total}")
+    page.locator("[data-action=last]").click()
+    expect(counter(page)).to_have_text(f"Step {CHECKPOINT - 1} of {total}")
+    stored = page.evaluate("localStorage.getItem('gradtrace:progress:lesson:two-paths')")
+    assert json.loads(stored)["answered"] == {}
+
 
 def test_a_lesson_without_javascript(browser, lesson_url):
     context = browser.new_context(java_script_enabled=False)
