@@ -11,29 +11,26 @@ from __future__ import annotations
 import json
 import os
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from app.lessons.library import Library
+from tests.app.lessons.seed import SEED_SNIPPET
 from tests.browser.test_accessibility import audit
 from tests.live_server import free_port, serving, uvicorn_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LESSON = """\
+LESSON = f"""\
 ---
 title: Two paths into a
 summary: How a.grad adds up what both paths bring.
 order: 1
 snippet: |
-  import torch
-  a = torch.tensor(3.0, requires_grad=True)
-  b = torch.tensor(4.0, requires_grad=True)
-  d = a*b + a
-  d.backward()
-  print(a.grad.item(), b.grad.item())
+{textwrap.indent(SEED_SNIPPET, "  ")}
 narration:
   - span: "a*b + a"
     text: "In the lesson's words: `a*b + a` uses `a` a second time."
