@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from app.lessons import overrides
 from app.render import grads, graph, playback, steps
-from app.render.spans import span_text
 
 _FACT = re.compile(
     r"^(?:(?P<grad>grad) (?P<grad_of>\S+)(?: at (?P<grad_at>\d+))?"
@@ -301,12 +301,9 @@ class TraceFacts:
         return 1 <= number <= len(self.steps)
 
     def span_step(self, text: str) -> int | None:
-        """The first step whose span's source text is `text`."""
-        lines = self.trace["code"].splitlines()
-        for index, step in enumerate(self.steps):
-            if step["span"] and span_text(lines, step["span"]) == text:
-                return index + 1
-        return None
+        """The first step (from 1) whose span's source text is `text`, as an override finds it."""
+        index = overrides.at_span(self.steps, self.trace["code"].splitlines(), text)
+        return None if index is None else index + 1
 
     # ***** helpers *****
 

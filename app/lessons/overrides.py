@@ -25,10 +25,15 @@ def overridden(steps: list[dict], lines: list[str], overrides: list[Override]) -
     ]
 
 
+def at_span(steps: list[dict], lines: list[str], text: str) -> int | None:
+    """The index of the first step whose span's source text is `text`."""
+    for index, step in enumerate(steps):
+        if step.get("span") and span_text(lines, step["span"]) == text:
+            return index
+    return None
+
+
 def _index(steps: list[dict], lines: list[str], override: Override) -> int | None:
     if override.step is not None:
         return override.step - 1 if override.step <= len(steps) else None
-    for index, step in enumerate(steps):
-        if step.get("span") and span_text(lines, step["span"]) == override.span:
-            return index
-    return None
+    return at_span(steps, lines, override.span)
