@@ -41,10 +41,6 @@ def ask(quiz: dict) -> list[Asked]:
     return [_asked(QUESTION.validate_python(q), quiz["picks"]) for q in quiz["questions"]]
 
 
-def find(quiz: dict, qid: str) -> Asked | None:
-    return next((asked for asked in ask(quiz) if asked.question.id == qid), None)
-
-
 def _asked(question, all_picks: dict) -> Asked:
     if isinstance(question, ChoiceQuestion):
         options = tuple((str(i), choice.text) for i, choice in enumerate(question.choices))
