@@ -10,9 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
 from app.lessons.grading import Feedback, NodePicks, shuffled
 from app.lessons.model import ChoiceQuestion, NodeQuestion, OrderQuestion
 from app.lessons.quiz import QUESTION
+
+
+class _Picked(BaseModel):
+    """A node question's picks, as app.lessons.quiz.context writes them."""
+
+    names: dict[str, str]  # element id → the name the list shows
+    right: list[str]
+
+
+class _Unpicked(BaseModel):
+    error: str  # why the question cannot be asked of this trace
+
+
+_PICKS = TypeAdapter(_Picked | _Unpicked)
 
 
 @dataclass(frozen=True)
@@ -37,8 +53,19 @@ class Asked:
 
 
 def ask(quiz: dict) -> list[Asked]:
-    """Every question of a quiz context (app.lessons.quiz.context), ready for its form."""
-    return [_asked(QUESTION.validate_python(q), quiz["picks"]) for q in quiz["questions"]]
+    """Every question of a quiz context (app.lessons.quiz.context), ready for its form. The
+    context is a render worker's reply, so it is checked, not trusted: what does not read as a
+    question is left out."""
+    picks = quiz.get("picks")
+    picks = picks if isinstance(picks, dict) else {}
+    asked = []
+    for item in quiz.get("questions") or ():
+        try:
+            question = QUESTION.validate_python(item)
+        except ValidationError:
+            continue
+        asked.append(_asked(question, picks))
+    return asked
 
 
 def _asked(question, all_picks: dict) -> Asked:
@@ -48,10 +75,13 @@ def _asked(question, all_picks: dict) -> Asked:
     if isinstance(question, OrderQuestion):
         return Asked(question, tuple((str(i), item) for i, item in enumerate(shuffled(question))))
     if isinstance(question, NodeQuestion):
-        found = all_picks.get(question.id, {"error": "its graph was not worked out"})
-        if "error" in found:
-            return Asked(question, (), unavailable=found["error"])
-        picks = NodePicks(found["names"], frozenset(found["right"]))
+        try:  # what a render worker handed back is checked like any reply of it
+            found = _PICKS.validate_python(all_picks.get(question.id))
+        except ValidationError:
+            found = _Unpicked(error="its graph was not worked out")
+        if isinstance(found, _Unpicked):
+            return Asked(question, (), unavailable=found.error)
+        picks = NodePicks(found.names, frozenset(found.right))
         options = tuple(sorted(picks.names.items(), key=lambda item: item[1]))
         return Asked(question, options, picks)
     return Asked(question, ())

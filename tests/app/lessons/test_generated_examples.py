@@ -69,3 +69,28 @@ def test_a_run_with_a_backward_gets_questions_of_several_kinds():
     trace = trace_snippet(EXAMPLES[0].code)  # two paths into a: d = a*b + a
     kinds = {asked.kind for asked in forms.ask(quiz.context(trace))}
     assert {"choice", "numeric", "predict", "order"} <= kinds
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {},
+        {"questions": None, "picks": None},
+        {"questions": [{"type": "essay"}, 3, "x"], "picks": []},
+        {"questions": [{"type": "node", "id": "n", "prompt": "p", "answer": ["a"]}], "picks": {}},
+        {
+            "questions": [{"type": "node", "id": "n", "prompt": "p", "answer": ["a"]}],
+            "picks": {"n": {"names": ["not", "a", "mapping"], "right": "n1"}},
+        },
+    ],
+)
+def test_a_render_workers_quiz_reply_is_checked_not_trusted(reply):
+    asked = forms.ask(reply)  # never raises
+    assert all(a.question.type == "node" for a in asked)
+    assert all(a.unavailable and a.picks is None for a in asked)
+
+
+def test_a_good_reply_survives_the_check():
+    trace = trace_snippet(EXAMPLES[0].code)
+    context = quiz.context(trace)
+    assert [a.question.id for a in forms.ask(context)] == [q["id"] for q in context["questions"]]
