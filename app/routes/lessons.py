@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from app.lessons import forms
 from app.lessons.grading import Answers, BadAnswer, Feedback, grade
@@ -35,13 +35,9 @@ def lessons(request: Request):
 
 @router.get("/lessons/{slug}", response_class=HTMLResponse)
 async def lesson(request: Request, slug: str):
-    found = request.app.state.lessons.library().get(slug)
-    if found is None:
-        return _missing_lesson(request, slug)
-    try:
-        context = await _lesson_context(request, found)
-    except Busy as busy:
-        return _busy(request, busy)
+    context = await _lesson_page(request, slug)
+    if isinstance(context, Response):
+        return context
     return render_page(request, "lesson.html", context)
 
 
@@ -49,13 +45,9 @@ async def lesson(request: Request, slug: str):
 async def answer_lesson(
     request: Request, slug: str, qid: str, hx_request: Annotated[str | None, Header()] = None
 ):
-    found = request.app.state.lessons.library().get(slug)
-    if found is None:
-        return _missing_lesson(request, slug)
-    try:
-        context = await _lesson_context(request, found)
-    except Busy as busy:
-        return _busy(request, busy)
+    context = await _lesson_page(request, slug)
+    if isinstance(context, Response):
+        return context
     return await _answer(request, context, qid, "lesson.html", bool(hx_request))
 
 
@@ -72,12 +64,9 @@ def lesson_key(request: Request, slug: str, answers: bool = True):
 
 @router.get("/t/{ident}/quiz", response_class=HTMLResponse)
 async def trace_quiz(request: Request, ident: str):
-    try:
-        context = await _trace_quiz_context(request, ident)
-    except Busy as busy:
-        return _busy(request, busy)
-    if context is None:
-        return render_page(request, "missing.html", {"ident": ident}, 404)
+    context = await _quiz_page(request, ident)
+    if isinstance(context, Response):
+        return context
     return render_page(request, "quiz.html", context)
 
 
@@ -85,16 +74,35 @@ async def trace_quiz(request: Request, ident: str):
 async def answer_trace_quiz(
     request: Request, ident: str, qid: str, hx_request: Annotated[str | None, Header()] = None
 ):
+    context = await _quiz_page(request, ident)
+    if isinstance(context, Response):
+        return context
+    return await _answer(request, context, qid, "quiz.html", bool(hx_request))
+
+
+# ***** building the pages *****
+
+
+async def _lesson_page(request: Request, slug: str) -> dict | Response:
+    """A lesson's page context, or the answer instead of it: no such lesson, or busy."""
+    found = request.app.state.lessons.library().get(slug)
+    if found is None:
+        return _missing_lesson(request, slug)
+    try:
+        return await _lesson_context(request, found)
+    except Busy as busy:
+        return _busy(request, busy)
+
+
+async def _quiz_page(request: Request, ident: str) -> dict | Response:
+    """A trace's quiz page context, or the answer instead of it: no such trace, or busy."""
     try:
         context = await _trace_quiz_context(request, ident)
     except Busy as busy:
         return _busy(request, busy)
     if context is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
-    return await _answer(request, context, qid, "quiz.html", bool(hx_request))
-
-
-# ***** building the pages *****
+    return context
 
 
 async def _lesson_context(request: Request, found: LessonFile) -> dict:
