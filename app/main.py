@@ -20,7 +20,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import engine
-from app import execution, sessions
+from app import execution, sessions, templating
 from app.body_limit import BodyLimit
 from app.client_address import client_address, client_scheme
 from app.config import MIB, ROOT, Settings
@@ -37,18 +37,6 @@ from app.service import OverQuota, Traces
 from app.store import Store, StoreLimits
 
 log = logging.getLogger("gradtrace")
-
-
-def _printable(value):
-    """Text a page can be encoded with: a lone surrogate (from a trace stored before traces
-    were checked, say) is shown as its escape, never a 500. Validation (app/sandbox/validate.py)
-    already does this to what a child hands back; this is the last line, in the templates."""
-    if type(value) is str and not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
 
 
 class WeakSandbox(RuntimeError):
@@ -105,8 +93,7 @@ def create_app(
     cache = PageCache(settings.page_cache_mib * MIB)
     app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache)
     app.state.lessons = Shelf(settings.lessons_dir)
-    app.state.templates = Jinja2Templates(directory=ROOT / "templates")
-    app.state.templates.env.finalize = _printable
+    app.state.templates = Jinja2Templates(env=templating.environment())
     # what a page is made from besides its trace: its /t/{id} tag names this (app/http_cache.py)
     app.state.page_version = "\0".join(
         (
