@@ -65,9 +65,12 @@ class RenderSettings:
     # wall clock per task, from sending it to its reply: a 20,000-event page takes about 1.5 s,
     # and a hostile link holds a page for at most this twice (the drawing, then the words)
     budget_seconds: float = 4.0
+    # an export draws every step of its range (up to app.export.options.MAX_FRAMES images)
+    export_budget_seconds: float = 60.0
     start_seconds: float = 30.0  # a new worker's imports, before it says it is ready (not budget)
     memory_mib: int = 1024  # each worker's address space
-    cpu_seconds: float = 20.0  # each task's CPU backstop in the worker (the budget acts first)
+    # each task's CPU backstop in the worker, past the longest budget (the budget acts first)
+    cpu_seconds: float = 75.0
     max_reply_bytes: int = 64 * 1024 * 1024
     max_request_bytes: int = 256 * 1024 * 1024
     retry_after: int = 2  # seconds, for RenderBusy
@@ -103,6 +106,17 @@ class RenderPool:
         generated ones, with what grading them needs."""
         return await self.run({"kind": "quiz", "trace": trace, "questions": questions})
 
+    async def export(self, trace: dict, ident: str, request: dict, live_url: str | None) -> dict:
+        """A file of the trace (app.export.export; `request` is an ExportRequest's fields):
+        {"data": base64} or {"bad_option": message} or {"unavailable": message}."""
+        task = {"kind": "export", "trace": trace, "ident": ident, "request": request}
+        return await self.run({**task, "live_url": live_url}, self.settings.export_budget_seconds)
+
+    async def picture(self, trace: dict, request: dict) -> dict:
+        """One step as a picture (app.export.picture; `request`: kind, view, theme, step),
+        answered as `export` is."""
+        return await self.run({"kind": "picture", "trace": trace, "request": request})
+
     async def start(self) -> None:
         """Start every worker now rather than at the first tasks."""
         idle = self._queue()
@@ -126,8 +140,9 @@ class RenderPool:
 
     # ***** running a task *****
 
-    async def run(self, request: dict):
-        """Send `request` to a free worker and return its result."""
+    async def run(self, request: dict, budget: float | None = None):
+        """Send `request` to a free worker and return its result, within `budget` seconds (the
+        pool's page budget unless given)."""
         if self._closed:
             raise TooLargeToDraw("the render pool is closed")
         data = await _framed(request)
@@ -143,7 +158,7 @@ class RenderPool:
             try:
                 if worker is None or not worker.alive():
                     worker = await self._spawn()
-                reply = await self._exchange(worker, data)
+                reply = await self._exchange(worker, data, budget or self.settings.budget_seconds)
             except BaseException:
                 if worker is not None:
                     self._discard(worker)
@@ -159,16 +174,12 @@ class RenderPool:
             raise TooLargeToDraw(f"the renderer failed: {reply.get('error', 'no reason')}")
         return reply["result"]
 
-    async def _exchange(self, worker: _Worker, data: bytes) -> dict:
+    async def _exchange(self, worker: _Worker, data: bytes, budget: float) -> dict:
         settings = self.settings
         try:
-            return await asyncio.wait_for(
-                worker.call(data, settings.max_reply_bytes), settings.budget_seconds
-            )
+            return await asyncio.wait_for(worker.call(data, settings.max_reply_bytes), budget)
         except TimeoutError:
-            raise TooLargeToDraw(
-                f"drawing took longer than its budget of {settings.budget_seconds:g} s"
-            ) from None
+            raise TooLargeToDraw(f"drawing took longer than its budget of {budget:g} s") from None
         except _ReplyTooLarge as error:
             raise TooLargeToDraw(f"the drawing is larger than {error.limit:,} bytes") from None
         except (asyncio.IncompleteReadError, ConnectionError):

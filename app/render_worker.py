@@ -11,8 +11,8 @@ minimal environment; each sets its own limits before it reads anything:
   one task cannot spin forever even if the parent's wall-clock budget failed to kill it.
 
 Protocol, on stdin and stdout: each message is an 8-byte big-endian length and that many bytes
-of JSON. A request is {"kind": "page" | "narration" | "quiz", ...}; the reply is
-{"ok": true, "result": ...} or {"ok": false, "error": "..."}. After a MemoryError the reply
+of JSON. A request is {"kind": "page" | "narration" | "quiz" | "export" | "picture", ...}; the
+reply is {"ok": true, "result": ...} or {"ok": false, "error": "..."}. After a MemoryError the reply
 says "fatal": the worker exits, as its heap may be in no state to go on, and the parent starts
 another.
 
@@ -24,6 +24,7 @@ imports, more on a busy machine) is never charged to the first task it is given.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import resource
@@ -88,6 +89,8 @@ def handle(request: dict, test_tasks: bool) -> object:
         from app.lessons import quiz
 
         return quiz.context(request["trace"], request["questions"])
+    if kind in ("export", "picture"):
+        return _export(request)
     if test_tasks and kind == "sleep":  # a task that overruns its wall-clock budget
         time.sleep(request["seconds"])
         return None
@@ -98,6 +101,24 @@ def handle(request: dict, test_tasks: bool) -> object:
     if test_tasks and kind == "environ":  # what the worker was started with
         return sorted(os.environ)
     raise ValueError(f"unknown task {kind!r}")
+
+
+def _export(request: dict) -> dict:
+    """A file's bytes as base64 (the protocol is JSON), or why the reader's options cannot be
+    used (`bad_option`, for a 422), or why this machine cannot draw it (`unavailable`)."""
+    from app.export import BadOption, ExportRequest, ExportUnavailable, export, picture
+
+    try:
+        if request["kind"] == "export":
+            wanted = ExportRequest(**request["request"])
+            data = export(request["trace"], request["ident"], wanted, live_url=request["live_url"])
+        else:
+            data = picture(request["trace"], **request["request"])
+    except BadOption as problem:
+        return {"bad_option": str(problem)}
+    except ExportUnavailable as problem:
+        return {"unavailable": str(problem)}
+    return {"data": base64.b64encode(data).decode("ascii")}
 
 
 def serve(source: BinaryIO, sink: BinaryIO, cpu_seconds: float, max_request: int) -> None:

@@ -8,6 +8,7 @@ responses; routes turn what it answers (and its exceptions) into HTTP.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import engine
 from app import execution
 from app.config import MIB, Settings
+from app.export.options import ExportRequest
 from app.page_cache import PageCache
 from app.render_pool import RenderPool, TooLargeToDraw
 from app.sandbox import Requester, statuses
@@ -162,6 +164,21 @@ class Traces:
         except TooLargeToDraw as failure:
             log.warning("trace %s was not quizzed: %s", ident, failure.reason)
             return {"questions": [], "picks": {}, "unavailable": failure.reason}
+
+    async def export(self, ident: str, trace: dict, request: ExportRequest, live_url: str | None):
+        """A file of the trace (app.export), drawn in a render worker under the export budget
+        and kept with its pages: {"data": base64} or {"bad_option": ...} or {"unavailable":
+        ...}. Raises TooLargeToDraw when it cannot be drawn in time, RenderBusy when every
+        worker is taken."""
+        fields = dataclasses.asdict(request)
+        key = (ident, "export", *fields.values(), live_url)
+        return await self.cache.get(key, lambda: self.pool.export(trace, ident, fields, live_url))
+
+    async def picture(self, ident: str, trace: dict, kind: str, view: str, theme: str, step):
+        """One step as a picture (app.export.picture), answered as `export` is."""
+        request = {"kind": kind, "view": view, "theme": theme, "step": step}
+        key = (ident, "picture", kind, view, theme, step)
+        return await self.cache.get(key, lambda: self.pool.picture(trace, request))
 
 
 def content_digest(text: str) -> str:

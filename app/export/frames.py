@@ -1,0 +1,164 @@
+"""A step as a picture to keep: the view as the player shows it at that step, and the step's
+narration as a caption beneath it. Every image export (PNG, PDF page, GIF frame, SVG) is one
+of these, drawn by Cairo or handed out as it is.
+
+The drawing is `playback.still`: the page's own SVG folded to the step, so a frame is the live
+player's step, not another drawing of it. Each frame shows the forward pass its step belongs
+to (a loop draws each pass beside the last, nothing moving); all frames of one export share one
+size, the largest pass's, so a GIF does not jump and a PDF's pages match.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.export.options import StepRange
+from app.render.layout import SVG
+from app.render.playback import still
+
+PAD = 14.0  # around the drawing and the caption, in points
+CAPTION_SIZE = 12.0
+LINE_HEIGHT = 16.0
+MIN_WIDTH = 420.0  # a caption narrower than this wraps into a column of a few words
+# Helvetica's average advance is about half its size; code is monospace at 0.6: the wrap aims
+# for lines that fit, and the caption box is measured in the same units
+SANS_ADVANCE = 0.52
+MONO_ADVANCE = 0.6
+FONT = "Helvetica,Arial,Liberation Sans,DejaVu Sans,sans-serif"
+MONO = "DejaVu Sans Mono,Liberation Mono,monospace"
+
+THEMES = {
+    "light": {"background": "#ffffff", "ink": "#1a1a1a", "muted": "#555555", "style": ""},
+    # node fills stay light with dark text; what is drawn on the background itself turns light
+    "dark": {
+        "background": "#16181d",
+        "ink": "#eeeeee",
+        "muted": "#b8b8b8",
+        "style": """
+.edge > path { stroke: #9cc8f0; }
+.edge > polygon { fill: #9cc8f0; stroke: #9cc8f0; }
+.edge > text, .edge > text.grad { fill: #ffb27a; }
+""",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Frame:
+    index: int  # the renderer's step index (0-based)
+    svg: str  # standalone: its own styles, no external reference
+    width: float  # points, as in its viewBox
+    height: float
+
+
+def frames(rendered: dict, view: str, steps: StepRange, theme: str = "light") -> Iterator[Frame]:
+    """The frames of `steps` (one per step, in order) of `view`, in `theme`."""
+    all_steps = rendered["steps"]
+    meta = rendered["views"][view]
+    boxes = [_box(meta, all_steps[k]["generation"]) for k in steps.indices]
+    width = max(MIN_WIDTH, max(b[2] for b in boxes) + 2 * PAD)
+    graph_height = max(b[3] for b in boxes)
+    captions = [_caption_lines(all_steps[k], steps, width - 2 * PAD) for k in steps.indices]
+    caption_height = max(len(lines) for lines in captions) * LINE_HEIGHT
+    height = PAD + graph_height + PAD + caption_height + PAD
+    colours = THEMES[theme]
+    for k, box, lines in zip(steps.indices, boxes, captions, strict=True):
+        root = ET.Element(
+            f"{{{SVG}}}svg",
+            {
+                "width": f"{width:g}pt",
+                "height": f"{height:g}pt",
+                "viewBox": f"0 0 {width:g} {height:g}",
+            },
+        )
+        ET.SubElement(
+            root,
+            f"{{{SVG}}}rect",
+            {"width": "100%", "height": "100%", "fill": colours["background"]},
+        )
+        drawing = ET.fromstring(still(rendered, view, k))
+        if colours["style"]:
+            style = drawing.find(f"{{{SVG}}}style")
+            style.text = (style.text or "") + colours["style"]
+        x = (width - box[2]) / 2
+        y = PAD + (graph_height - box[3]) / 2
+        drawing.attrib.update(
+            {
+                "x": f"{x:.2f}",
+                "y": f"{y:.2f}",
+                "width": f"{box[2]:g}",
+                "height": f"{box[3]:g}",
+                "viewBox": " ".join(f"{v:g}" for v in box),
+            }
+        )
+        root.append(drawing)
+        _write_caption(root, lines, PAD, PAD + graph_height + PAD, colours)
+        yield Frame(k, ET.tostring(root, encoding="unicode"), width, height)
+
+
+def _box(meta: dict, generation: int) -> list[float]:
+    """The part of the view that pass `generation` shows: its frame, or the whole drawing."""
+    frames = meta.get("frames") or []
+    box = frames[generation - 1] if 0 < generation <= len(frames) else None
+    return list(box) if box else [0.0, 0.0, meta["width"], meta["height"]]
+
+
+def _caption_lines(step: dict, steps: StepRange, width: float) -> list[list[tuple[str, bool]]]:
+    """The heading ("Step 3 of 11 · forward") and the narration, wrapped to `width` points,
+    as lines of (text, is_code) runs: the narration's `quoted` parts are code."""
+    heading = [(f"Step {step['index'] + 1} of {steps.total} · {step['phase']}", False)]
+    columns = max(20, int(width / (CAPTION_SIZE * SANS_ADVANCE)))
+    runs = _runs(step["text"])
+    # wrap the plain text, then cut it back into runs; code keeps its backticks' boundaries
+    flat = "".join(" " if char.isspace() else char for text, _ in runs for char in text)
+    code_at = [is_code for text, is_code in runs for _ in text]
+    lines = []
+    position = 0
+    for line in textwrap.wrap(flat, columns, break_long_words=True, break_on_hyphens=False):
+        start = flat.index(line, position)
+        position = start + len(line)
+        lines.append(_cut(line, code_at[start:position]))
+    return [heading, *lines]
+
+
+def _runs(text: str) -> list[tuple[str, bool]]:
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # unbalanced backticks: shown as they are (as the player does)
+        return [(text, False)]
+    return [(part, i % 2 == 1) for i, part in enumerate(parts) if part]
+
+
+def _cut(line: str, code_at: list[bool]) -> list[tuple[str, bool]]:
+    runs: list[tuple[str, bool]] = []
+    for char, is_code in zip(line, code_at, strict=True):
+        if runs and runs[-1][1] == is_code:
+            runs[-1] = (runs[-1][0] + char, is_code)
+        else:
+            runs.append((char, is_code))
+    return runs
+
+
+def _write_caption(root: ET.Element, lines: list, x: float, top: float, colours: dict) -> None:
+    for number, runs in enumerate(lines):
+        text = ET.SubElement(
+            root,
+            f"{{{SVG}}}text",
+            {
+                "x": f"{x:g}",
+                "y": f"{top + (number + 0.8) * LINE_HEIGHT:g}",
+                "font-family": FONT,
+                "font-size": f"{CAPTION_SIZE:g}",
+                "fill": colours["muted"] if number == 0 else colours["ink"],
+                "{http://www.w3.org/XML/1998/namespace}space": "preserve",
+            },
+        )
+        if number == 0:
+            text.set("font-weight", "bold")
+        for run, is_code in runs:
+            span = ET.SubElement(text, f"{{{SVG}}}tspan")
+            span.text = run
+            if is_code:
+                span.set("font-family", MONO)

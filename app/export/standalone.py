@@ -1,0 +1,52 @@
+"""A trace as one HTML file that plays offline: the page's player, with its styles and its
+script inlined (app/export/bundle.py joins the modules), opened from `file://` with no server.
+
+The file's own Content-Security-Policy (templates/standalone.html) allows no request of any
+kind, so whatever it shows it holds; tests/browser/test_standalone.py plays it in Chromium with
+the network cut off.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app import templating
+from app.export.bundle import bundle, styles
+from app.export.options import ExportRequest
+from app.render.page import player_context
+
+STYLESHEETS = ("style.css", "player.css", "embed.css")
+# inlined, a script ends at the first `</script` and a stylesheet at `</style`, whatever
+# JavaScript or CSS make of them: `<\/` means the same in a JavaScript string or regex
+_END_SCRIPT = re.compile(r"</(script)", re.I)
+
+
+def standalone_html(
+    trace: dict, ident: str, request: ExportRequest, live_url: str | None = None
+) -> str:
+    context = player_context(trace, ident)
+    steps = request.steps(len(context["rendered"]["steps"]))
+    attributes = {"data-view": request.view, "data-from": steps.first, "data-to": steps.last}
+    script = _END_SCRIPT.sub(r"<\\/\1", bundle("player.js"))
+    css = styles(*_present(STYLESHEETS))
+    if "</style" in css.lower():
+        raise ValueError("a stylesheet holds `</style`: it cannot be inlined")
+    return (
+        templating.environment()
+        .get_template("standalone.html")
+        .render(
+            **context,
+            trace=trace,
+            theme=request.theme,
+            live_url=live_url,
+            player_attributes=attributes,
+            styles=css,
+            script=script,
+        )
+    )
+
+
+def _present(names: tuple[str, ...]) -> list[str]:
+    from app.export.bundle import STATIC
+
+    return [name for name in names if (STATIC / name).exists()]

@@ -1,0 +1,142 @@
+"""A stored trace as files: `/t/{id}/export.{html,zip,pdf,gif}` and one step as a picture,
+`/t/{id}.png` and `/t/{id}.svg` (oEmbed's thumbnail; a slide's still).
+
+The query string chooses `view`, `theme` and a range `from`/`to` (pictures: `step`), checked by
+app/export/options.py; a bad one is a 422 saying what to give instead. Files are drawn in a
+render worker under the export budget (app/render_pool.py) and kept with the pages; they are
+revalidated like pages, against a tag naming all they are drawn from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+
+from app.export import FORMATS, PICTURES
+from app.export.options import THEMES, VIEWS, BadOption, ExportRequest, choice
+from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
+from app.public_url import public_url
+from app.render_pool import RenderBusy, TooLargeToDraw
+from app.sandbox import SandboxBusy
+from app.service import OverQuota, content_digest
+
+router = APIRouter()
+
+
+@router.get("/t/{ident}/export.{format}")
+async def export_file(request: Request, ident: str, format: str):
+    query = request.query_params
+    try:
+        wanted = ExportRequest.checked(
+            format,
+            query.get("view"),
+            query.get("theme"),
+            _step_number(query, "from"),
+            _step_number(query, "to"),
+        )
+    except BadOption as problem:
+        status = 404 if format not in FORMATS else 422
+        return PlainTextResponse(str(problem), status_code=status)
+    found = await _trace(request, ident)
+    if isinstance(found, Response):
+        return found
+    trace, digest = found
+    live_url = public_url(request, f"/t/{ident}")
+    tag = entity_tag("export", digest, repr(wanted), live_url, request.app.state.export_version)
+    if matches(request, tag):
+        return not_modified(tag, {"Cache-Control": REVALIDATE})
+    try:
+        made = await request.app.state.traces.export(ident, trace, wanted, live_url)
+    except (RenderBusy, TooLargeToDraw) as failure:
+        return _not_drawn(failure)
+    headers = {
+        "ETag": tag,
+        "Cache-Control": REVALIDATE,
+        "Content-Disposition": f'attachment; filename="{wanted.filename(ident)}"',
+    }
+    return _answer(made, FORMATS[format][0], headers)
+
+
+@router.get("/t/{ident}.{kind}")
+async def picture(request: Request, ident: str, kind: str):
+    if kind not in PICTURES:
+        return PlainTextResponse(f"No picture is called .{kind}: use .png or .svg.", 404)
+    query = request.query_params
+    try:
+        view = choice("view", query.get("view"), VIEWS)
+        theme = choice("theme", query.get("theme"), THEMES)
+        step = _step_number(query, "step")
+    except BadOption as problem:
+        return PlainTextResponse(str(problem), status_code=422)
+    found = await _trace(request, ident)
+    if isinstance(found, Response):
+        return found
+    trace, digest = found
+    tag = entity_tag(
+        "picture", digest, kind, view, theme, str(step), request.app.state.export_version
+    )
+    # shared caches may keep it (an oEmbed consumer's thumbnail), so no cookie goes with it
+    caching = {"Cache-Control": "public, no-cache"}
+    if matches(request, tag):
+        return not_modified(tag, caching)
+    try:
+        made = await request.app.state.traces.picture(ident, trace, kind, view, theme, step)
+    except (RenderBusy, TooLargeToDraw) as failure:
+        return _not_drawn(failure)
+    return _answer(made, PICTURES[kind], {"ETag": tag, **caching})
+
+
+def _step_number(query, name: str) -> int | None:
+    text = query.get(name)
+    if text is None or text == "":
+        return None
+    if not text.isdecimal() or len(text) > 9:
+        raise BadOption(f"{name}={text!r} is not a step number: give a whole number from 1.")
+    return int(text)
+
+
+async def _trace(request: Request, ident: str):
+    """The stored trace and its digest; a 404, or (recorded by an older engine) a redirect to
+    the same export of today's run of its code."""
+    traces = request.app.state.traces
+    found = await traces.fetch_tagged(ident)
+    if found is None:
+        return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
+    if not await traces.outdated(ident):
+        return found
+    try:
+        fresh, trace = await traces.find_or_run(found[0]["code"], request.state.requester)
+    except (SandboxBusy, OverQuota) as busy:
+        return _busy(busy)
+    if not await asyncio.to_thread(traces.store.has, fresh):  # not kept: the server's fault
+        return trace, content_digest(json.dumps(trace, sort_keys=True))
+    url = request.url.replace(path=request.url.path.replace(f"/t/{ident}", f"/t/{fresh}", 1))
+    return RedirectResponse(str(url), status_code=307)
+
+
+def _answer(made: dict, media_type: str, headers: dict) -> Response:
+    if "bad_option" in made:
+        return PlainTextResponse(made["bad_option"], status_code=422)
+    if "unavailable" in made:
+        return PlainTextResponse(made["unavailable"], status_code=503)
+    return Response(base64.b64decode(made["data"]), media_type=media_type, headers=headers)
+
+
+def _not_drawn(failure: RenderBusy | TooLargeToDraw) -> Response:
+    if isinstance(failure, RenderBusy):
+        return _busy(failure)
+    return PlainTextResponse(
+        f"This export could not be drawn: {failure.reason}. A shorter range of steps "
+        "(from= and to=) draws in less time.",
+        status_code=422,
+    )
+
+
+def _busy(busy: RenderBusy | SandboxBusy | OverQuota) -> Response:
+    return PlainTextResponse(
+        busy.message, status_code=busy.status_code, headers={"Retry-After": str(busy.retry_after)}
+    )
