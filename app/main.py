@@ -30,9 +30,9 @@ from app.lessons.library import Shelf
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
 from app.render_pool import RenderBusy, RenderPool, RenderSettings
-from app.routes import api, lessons, pages
+from app.routes import api, embed, lessons, pages
 from app.sandbox import Requester, SandboxBusy
-from app.security import CrossSiteGuard, SecurityHeaders, internal_error
+from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
 from app.service import OverQuota, Traces
 from app.store import Store, StoreLimits
 
@@ -115,6 +115,7 @@ def create_app(
     app.include_router(pages.router)
     app.include_router(lessons.router)
     app.include_router(api.router)
+    app.include_router(embed.router)
 
     @app.middleware("http")
     async def name_the_client(request: Request, call_next):
@@ -130,7 +131,9 @@ def create_app(
         response = await call_next(request)
         # an answer any cache may keep and hand to anyone must not carry someone's cookie
         shared = "public" in response.headers.get("cache-control", "")
-        if known is None and not shared:
+        # nor an embed: it only reads, and framed by another site its cookie is third-party,
+        # which browsers block (or keep apart per site); it must work, and does, without one
+        if known is None and not shared and not frameable(request.url.path):
             _, cookie = app.state.sessions.mint()
             app.state.sessions.set_cookie(response, cookie, secure=scheme == "https")
         return response

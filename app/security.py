@@ -1,8 +1,9 @@
 """Headers every answer carries, 500s included, and a guard against cross-site posts.
 
-The headers are one set, used by the middleware and by the 500 handler: Starlette answers an
-unhandled exception from ServerErrorMiddleware, which sits outside every user middleware, so a
-500 would otherwise go out without them.
+The headers are chosen in one place, `headers_for(path)`, used by the middleware and by the 500
+handler: Starlette answers an unhandled exception from ServerErrorMiddleware, which sits outside
+every user middleware, so a 500 would otherwise go out without them. No page may be framed by
+another site (clickjacking), except the embeds under /embed/, which exist to be framed.
 """
 
 from __future__ import annotations
@@ -19,21 +20,42 @@ from app.client_address import Network, client_scheme
 
 # style-src 'self' holds for the code editor too: CodeMirror's styles go into a constructed
 # stylesheet of the editor's shadow root (static/editor.js), not into <style> elements
-CSP = (
+_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    "object-src 'none'; base-uri 'none'; form-action 'self'; "
 )
+CSP = _POLICY + "frame-ancestors 'none'"
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
 }
+# an embed only reads (a trace is public to anyone with its link), so any page may frame it;
+# without X-Frame-Options, which has no way to say "anyone"
+FRAMEABLE_PREFIX = "/embed/"
+EMBED_HEADERS = {
+    **{name: value for name, value in SECURITY_HEADERS.items() if name != "X-Frame-Options"},
+    "Content-Security-Policy": _POLICY + "frame-ancestors *",
+}
+
+
+def frameable(path: str) -> bool:
+    """Whether the answer at `path` is an embed, meant to be framed by other sites."""
+    return path.startswith(FRAMEABLE_PREFIX)
+
+
+def headers_for(path: str) -> dict[str, str]:
+    """The security headers of the answer at `path`."""
+    return EMBED_HEADERS if frameable(path) else SECURITY_HEADERS
+
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class SecurityHeaders:
-    """Adds SECURITY_HEADERS to every answer that does not set its own."""
+    """Adds the security headers (`headers_for` its path) to every answer that does not set its
+    own."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -46,7 +68,7 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                for name, value in SECURITY_HEADERS.items():
+                for name, value in headers_for(scope["path"]).items():
                     headers.setdefault(name, value)
             await send(message)
 
@@ -55,7 +77,8 @@ class SecurityHeaders:
 
 async def internal_error(request: Request, error: Exception) -> PlainTextResponse:
     """The 500 answer: the headers, and nothing of the exception (the server logs it)."""
-    return PlainTextResponse("Internal Server Error", status_code=500, headers=SECURITY_HEADERS)
+    headers = headers_for(request.url.path)
+    return PlainTextResponse("Internal Server Error", status_code=500, headers=headers)
 
 
 class CrossSiteGuard:

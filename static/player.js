@@ -12,8 +12,26 @@
 // Pages around the player (static/lesson.js) drive it through a small API: `goto(step)`,
 // `setLimit(step)` (a predict check: no step past it may show until the learner answers),
 // `setPicker(fn)` (a node question: a node clicked or pressed is handed to `fn` instead of the
-// inspector) and `showView(name)`. It tells them of each step shown with a `grad-step` event,
-// and of a step held back by the limit with `grad-blocked`.
+// inspector), `showView(name)`, `play()` and `pause()`. It tells them of each step shown with a
+// `grad-step` event, and of a step held back by the limit with `grad-blocked`.
+//
+// Options, read once at connect from data attributes a page writes on the element (the embed,
+// app/routes/embed.py; a notebook). Pages that write none get the player as the site shows it.
+//   data-start="N"     open at step N (1-based); a `#step=N` in the URL still wins
+//   data-from, data-to a range of steps (1-based, both included) that nothing leaves: keys,
+//                      buttons, scrubber, hash, goto and play are held inside it (with the
+//                      limit); the counter still counts the whole trace ("Step 5 of 12"), as
+//                      the URL, the embed's options and its messages do
+//   data-autoplay      play from the start; data-loop: playing past the last step of the range
+//                      wraps to its first
+//   data-speed="2"     the starting speed (0.5, 1, 2 or 4: the speed menu's choices)
+//   data-view          the view it opens on: "tensors" or "autograd"
+//   data-controls      "full" (the default), "minimal" (back, play, next and the counter) or
+//                      "none" (driven by its page, or by autoplay)
+//   data-hash="off"    neither read nor write location.hash or history: a notebook, or an app
+//                      framing the player, keeps its own URL
+//   data-keys="focus"  keyboard shortcuts only while focus is inside this player, not on the
+//                      whole document (several players on a page, a notebook)
 
 import { STATE_CLASSES, elementClasses, foldView } from "./fold.js";
 import { plain, withCode } from "./inline-code.js";
@@ -46,6 +64,8 @@ const BASE_DELAY_MS = 1200; // one step at 1x speed
 const PAN_MS = 250;
 const ZOOM_STEP = 1.25;
 const EMPTY_YET = "Nothing recorded yet: the graph grows as operations run.";
+const CONTROL_LEVELS = ["full", "minimal", "none"];
+const MINIMAL_CONTROLS = "[data-action=prev], [data-action=play], [data-action=next], [data-counter]";
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
 class GradPlayer extends HTMLElement {
@@ -62,6 +82,8 @@ class GradPlayer extends HTMLElement {
     this.picker = null;
     this.viewports = {};
     this.timer = null;
+    this.options = this.readOptions();
+    this.range = this.options.range; // [first, last] step indices that may be shown
     this.classList.add("live");
     this.drawings = this.collectDrawings();
     this.firstOfPass = new Map();
@@ -73,8 +95,8 @@ class GradPlayer extends HTMLElement {
     this.state = {
       step: 0,
       playing: false,
-      speed: 1,
-      view: "tensors",
+      speed: this.options.speed,
+      view: this.drawings[this.options.view] ? this.options.view : "tensors",
       compare: null, // the pass shown beside, or null
       inspected: null, // the element id the inspector shows, or null
     };
@@ -83,12 +105,17 @@ class GradPlayer extends HTMLElement {
     this.querySelectorAll(DOM.controls).forEach((el) => {
       el.hidden = false;
     });
+    this.paintControlLevel();
+    const speed = this.querySelector(DOM.speed);
+    if (speed) speed.value = String(this.state.speed);
+    this.paintLimit();
     this.querySelector("details.all-steps")?.removeAttribute("open");
     const backward = this.querySelector("[data-action=backward]");
     if (backward) backward.disabled = !this.steps.some((s) => s.phase === "backward");
     this.resizer = new ResizeObserver(() => this.onResize());
     this.resizer.observe(this.querySelector(DOM.views));
-    this.setState({ step: this.stepFromHash() ?? 0 });
+    const fromHash = this.options.hash ? this.stepFromHash() : null;
+    this.setState({ step: fromHash ?? this.options.start ?? this.range[0], playing: this.options.autoplay });
   }
 
   disconnectedCallback() {
@@ -96,7 +123,33 @@ class GradPlayer extends HTMLElement {
     cancelAnimationFrame(this.panning);
     this.resizer?.disconnect();
     window.removeEventListener("hashchange", this.onHash);
-    document.removeEventListener("keydown", this.onKeydown);
+    this.keyTarget?.removeEventListener("keydown", this.onKeydown);
+  }
+
+  // What the page asked of this player (see the header); anything unreadable is left at its
+  // default (the embed's server checks its options, a notebook writes its own).
+  readOptions() {
+    const data = this.dataset;
+    const last = this.steps.length - 1;
+    // a 1-based step number as an index into the steps, or null
+    const index = (text) => {
+      const n = Number.parseInt(text ?? "", 10);
+      return Number.isNaN(n) ? null : Math.max(0, Math.min(last, n - 1));
+    };
+    const flag = (text) => text === "" || text === "true" || text === "1";
+    const from = index(data.from) ?? 0;
+    const speed = Number(data.speed);
+    return {
+      range: [from, Math.max(from, index(data.to) ?? last)],
+      start: index(data.start),
+      autoplay: flag(data.autoplay),
+      loop: flag(data.loop),
+      speed: speed > 0 ? speed : 1,
+      view: data.view,
+      controls: CONTROL_LEVELS.includes(data.controls) ? data.controls : "full",
+      hash: data.hash !== "off",
+      keysOnFocus: data.keys === "focus",
+    };
   }
 
   // Each view's SVG and, per node and edge, its element and its relabelled texts with their
@@ -134,29 +187,47 @@ class GradPlayer extends HTMLElement {
   setState(patch) {
     const previous = this.state;
     this.state = { ...previous, ...patch };
-    const last = this.limit ?? this.steps.length - 1;
+    const [first, end] = this.range;
+    const last = this.lastShown();
     const wanted = this.state.step;
-    this.state.step = Math.max(0, Math.min(last, wanted));
+    this.state.step = Math.max(first, Math.min(last, wanted));
     const blocked = wanted > last;
     if (blocked) this.state.playing = false;
     this.render(previous);
     if (blocked) this.dispatchEvent(new CustomEvent("grad-blocked", { bubbles: true, detail: { step: wanted } }));
     clearTimeout(this.timer);
     if (this.state.playing) {
-      if (this.state.step >= last) {
+      // a looping player starts the range again after its last step (a limit still stops it)
+      const wraps = this.options.loop && last === end;
+      if (this.state.step >= last && !wraps) {
         this.setState({ playing: false });
         return;
       }
+      const next = this.state.step >= last ? first : this.state.step + 1;
       // reduced motion drops animations, not the learner's chosen speed
       const delay = BASE_DELAY_MS / this.state.speed;
-      this.timer = setTimeout(() => this.setState({ step: this.state.step + 1 }), delay);
+      this.timer = setTimeout(() => this.setState({ step: next }), delay);
     }
+  }
+
+  // The last step that may be shown: the range's, or the limit's if that comes first.
+  lastShown() {
+    const end = this.range[1];
+    return Math.min(end, this.limit ?? end);
   }
 
   // ***** what pages around the player may ask of it (steps 0-based, as here) *****
 
   goto(step) {
     this.setState({ step, playing: false });
+  }
+
+  play() {
+    if (!this.state.playing) this.togglePlay();
+  }
+
+  pause() {
+    if (this.state.playing) this.setState({ playing: false });
   }
 
   setLimit(step) {
@@ -190,10 +261,10 @@ class GradPlayer extends HTMLElement {
     const on = (selector, event, handler) =>
       this.querySelectorAll(selector).forEach((el) => el.addEventListener(event, handler));
     const go = (step) => this.setState({ step, playing: false });
-    on("[data-action=first]", "click", () => go(0));
+    on("[data-action=first]", "click", () => go(this.range[0]));
     on("[data-action=prev]", "click", () => go(this.state.step - 1));
     on("[data-action=next]", "click", () => go(this.state.step + 1));
-    on("[data-action=last]", "click", () => go(this.steps.length - 1));
+    on("[data-action=last]", "click", () => go(this.range[1]));
     on("[data-action=play]", "click", () => this.togglePlay());
     on("[data-action=backward]", "click", () => this.jumpToPhase("backward"));
     on("[data-action=prev-pass]", "click", () => this.goToPass(this.pass() - 1));
@@ -210,7 +281,8 @@ class GradPlayer extends HTMLElement {
     // every visible node is a Tab stop: a big pass would be hundreds of presses to get past
     on("[data-action=skip-graph]", "click", () => this.querySelector(DOM.code)?.focus());
     this.onKeydown = (e) => this.onKey(e);
-    document.addEventListener("keydown", this.onKeydown);
+    this.keyTarget = this.options.keysOnFocus ? this : document;
+    this.keyTarget.addEventListener("keydown", this.onKeydown);
     const views = this.querySelector(DOM.views);
     views.addEventListener("click", (e) => this.onGraphClick(e));
     views.addEventListener("keydown", (e) => this.onGraphKey(e));
@@ -220,7 +292,7 @@ class GradPlayer extends HTMLElement {
       const step = this.stepFromHash();
       if (step !== null && step !== this.state.step) this.setState({ step, playing: false });
     };
-    window.addEventListener("hashchange", this.onHash);
+    if (this.options.hash) window.addEventListener("hashchange", this.onHash);
   }
 
   onKey(event) {
@@ -232,8 +304,8 @@ class GradPlayer extends HTMLElement {
     const keys = {
       ArrowLeft: () => go(this.state.step - 1),
       ArrowRight: () => go(this.state.step + 1),
-      Home: () => go(0),
-      End: () => go(this.steps.length - 1),
+      Home: () => go(this.range[0]),
+      End: () => go(this.range[1]),
       " ": () => this.togglePlay(),
     };
     const action = keys[event.key];
@@ -275,8 +347,9 @@ class GradPlayer extends HTMLElement {
   }
 
   togglePlay() {
-    const atEnd = this.state.step >= this.steps.length - 1;
-    this.setState({ playing: !this.state.playing, step: atEnd ? 0 : this.state.step });
+    const [first, end] = this.range;
+    const atEnd = this.state.step >= end;
+    this.setState({ playing: !this.state.playing, step: atEnd ? first : this.state.step });
   }
 
   jumpToPhase(phase) {
@@ -328,17 +401,32 @@ class GradPlayer extends HTMLElement {
     this.paintPasses();
     this.paintInspector();
     if (previous.step !== step) {
-      history.replaceState(null, "", `#step=${step + 1}`);
+      if (this.options.hash) history.replaceState(null, "", `#step=${step + 1}`);
       this.dispatchEvent(new CustomEvent("grad-step", { bubbles: true, detail: { step } }));
     }
   }
 
-  // The steps in words past the limit are held back with the steps themselves.
+  // The steps in words outside the range or past the limit are held back with the steps.
   paintLimit() {
     const items = this.querySelectorAll("details.all-steps li");
+    const [first, last] = [this.range[0], this.lastShown()];
     items.forEach((item, index) => {
-      item.hidden = this.limit !== null && index > this.limit;
+      item.hidden = index < first || index > last;
     });
+  }
+
+  // `data-controls`: "minimal" keeps back, play, next and the counter; "none" shows no controls
+  paintControlLevel() {
+    const level = this.options.controls;
+    if (level === "none") {
+      this.querySelectorAll(".controls, .zoom").forEach((el) => {
+        el.hidden = true;
+      });
+    } else if (level === "minimal") {
+      this.querySelectorAll(".controls > *, .controls .buttons > *").forEach((el) => {
+        el.hidden = !(el.matches(MINIMAL_CONTROLS) || el.querySelector(MINIMAL_CONTROLS));
+      });
+    }
   }
 
   paintView(name, k, previous) {
@@ -402,13 +490,15 @@ class GradPlayer extends HTMLElement {
 
   paintScrubber() {
     const scrubber = this.querySelector(DOM.scrubber);
-    scrubber.min = "1";
-    scrubber.max = String(this.steps.length);
+    const [first, last] = this.range;
+    scrubber.min = String(first + 1);
+    scrubber.max = String(last + 1);
     // a gradient with one band per step, coloured by phase (CSS custom properties hold colours)
     const styles = getComputedStyle(this);
     const colour = (phase) => styles.getPropertyValue(`--phase-${phase}`).trim() || "#999";
-    const n = this.steps.length;
-    const bands = this.steps.map((s, i) => {
+    const shown = this.steps.slice(first, last + 1);
+    const n = shown.length;
+    const bands = shown.map((s, i) => {
       const c = colour(PHASES.includes(s.phase) ? s.phase : "forward");
       return `${c} ${(i / n) * 100}% ${((i + 1) / n) * 100}%`;
     });
@@ -749,4 +839,5 @@ function round(n) {
   return Math.round(n * 100) / 100;
 }
 
-customElements.define("grad-player", GradPlayer);
+// a notebook may run the cell that loads this module again
+if (!customElements.get("grad-player")) customElements.define("grad-player", GradPlayer);
