@@ -1,0 +1,64 @@
+// The notebook widget's front end, to anywidget's contract: a default export whose
+// `render({ model, el })` draws into `el` and returns what undoes it. gradtrace/notebook.py
+// puts the player's own modules before this text, joined into one module, so <grad-player> is
+// defined by the time a widget renders. Steps are 1-based in the model, as the reader sees them
+// (and as `step=` in Python), 0-based in the player.
+//
+// Everything lives inside the object: the joined player's names are this module's too.
+
+export default {
+  render({ model, el }) {
+    const root = document.createElement("div");
+    root.className = "gradtrace-widget";
+    el.append(root);
+    const player = () => {
+      const found = root.querySelector("grad-player");
+      return found?.ready ? found : null; // not live: no steps, or the steps in words
+    };
+    const paintTheme = () => {
+      const dark = model.get("theme") === "dark";
+      root.classList.toggle("theme-dark", dark);
+      root.classList.toggle("theme-light", !dark);
+    };
+    const showStep = () => {
+      const live = player();
+      const step = model.get("step") - 1;
+      // the model echoing the player's own step must not stop it playing
+      if (live && live.state.step !== step) live.goto(step);
+    };
+    const showView = () => player()?.showView(model.get("view"));
+    const paintMarkup = () => {
+      // The markup is our own template's output (templates/_notebook.html, autoescaped by
+      // Jinja; the trace's data sits in a JSON block, escaped by `tojson`), drawn in the kernel:
+      // innerHTML is given nothing else, and never any trace text of its own.
+      root.innerHTML = model.get("html");
+      showView();
+      showStep();
+    };
+    // the player moved (its buttons, keys, scrubber): the model follows, and so does Python
+    const onStep = (event) => {
+      model.set("step", event.detail.step + 1);
+      model.save_changes();
+    };
+    const onViewPicked = (event) => {
+      if (!event.target.matches?.("input[name=view]")) return;
+      model.set("view", event.target.value);
+      model.save_changes();
+    };
+    root.addEventListener("grad-step", onStep);
+    root.addEventListener("change", onViewPicked);
+    model.on("change:html", paintMarkup);
+    model.on("change:step", showStep);
+    model.on("change:view", showView);
+    model.on("change:theme", paintTheme);
+    paintTheme();
+    paintMarkup();
+    return () => {
+      model.off("change:html", paintMarkup);
+      model.off("change:step", showStep);
+      model.off("change:view", showView);
+      model.off("change:theme", paintTheme);
+      root.remove();
+    };
+  },
+};
