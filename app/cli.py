@@ -1,5 +1,5 @@
-"""The `gradtrace` command: run a snippet as the web app would, print its trace, check lessons,
-or serve the site."""
+"""The `gradtrace` command: run a snippet as the web app would, print its trace, export it as a
+file for slides and handouts, check lessons, or serve the site."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import json
 import logging
 import pathlib
 import sys
+import threading
 
 from app import execution
+from app.export.options import FORMATS, THEMES, VIEWS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +28,24 @@ def main(argv: list[str] | None = None) -> int:
         "check", help="validate lessons: front matter, steps, spans and answers against the run"
     )
     check.add_argument("files", type=pathlib.Path, nargs="+", help="lesson files or folders")
+    export = commands.add_parser(
+        "export", help="run a snippet and save its trace as HTML, PDF, GIF or a zip of frames"
+    )
+    export.add_argument("file", type=pathlib.Path)
+    export.add_argument("--format", required=True, choices=list(FORMATS))
+    export.add_argument(
+        "-o", "--output", type=pathlib.Path, help="default: FILE with the format's suffix"
+    )
+    export.add_argument("--from", dest="first", type=int, help="the first step to export (from 1)")
+    export.add_argument("--to", dest="last", type=int, help="the last step to export")
+    export.add_argument("--view", choices=VIEWS, default=VIEWS[0])
+    export.add_argument("--theme", choices=THEMES, default=THEMES[0])
+    export.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
     serve = commands.add_parser("serve", help="serve the web app (sandbox checked first)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -39,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args.host, args.port, args.allow_weak_sandbox)
     if args.command == "lessons":
         return _check_lessons(args.files)
+    if args.command == "export":
+        return _export(args)
 
     try:
         code = args.file.read_text(encoding="utf-8")
@@ -59,6 +81,51 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         _report_failure(outcome)
     return 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    """Run the snippet in the sandbox, then draw its file here (this machine's own snippet)."""
+    # the sandbox's zygote takes a second or two to warm up in its own process: meanwhile this
+    # one imports the drawing code
+    starting = threading.Thread(target=execution.sandbox, daemon=True)
+    starting.start()
+    from tqdm import tqdm
+
+    from app.export import BadOption, ExportRequest, ExportUnavailable, export
+    from app.render import layout  # noqa: F401  (Graphviz, loaded while the zygote warms)
+    from app.store import trace_id
+
+    starting.join()
+    try:
+        code = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"gradtrace: cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    output = args.output or args.file.with_suffix(f".{args.format}")
+    _warn_if_weak()
+    trace = execution.run_snippet(code)
+    wanted = ExportRequest.checked(args.format, args.view, args.theme, args.first, args.last)
+    with tqdm(desc=f"drawing {output.name}", unit="step", disable=_quiet(args.progress)) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            data = export(trace, trace_id(code), wanted, progress=progress)
+        except (BadOption, ExportUnavailable) as problem:
+            print(f"gradtrace: {problem}", file=sys.stderr)
+            return 2
+    output.write_bytes(data)
+    outcome = trace["outcome"]
+    ending = "" if outcome["status"] == "ok" else f" (the run ended: {outcome['status']})"
+    print(f"{output}: {len(data):,} bytes{ending}", file=sys.stderr)
+    return 0
+
+
+def _quiet(progress: bool | None) -> bool | None:
+    """tqdm's `disable`: None leaves it to tqdm (no bar unless stderr is a terminal)."""
+    return None if progress is None else not progress
 
 
 def _check_lessons(paths: list[pathlib.Path]) -> int:
