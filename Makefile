@@ -6,9 +6,21 @@ STAMP := $(VENV)/.installed
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: install browser serve test lint bench goldens clean
+.PHONY: install system-libs browser serve test lint bench goldens clean
 
-install: $(STAMP)
+install: $(STAMP) system-libs
+
+# Image exports (PNG, PDF, GIF) are drawn by Cairo, which CairoSVG finds on the system, in the
+# fonts the system has: Debian's libcairo2 and DejaVu. As root they are installed if missing;
+# otherwise the app runs without them and says what image exports need.
+system-libs:
+	@if ! ldconfig -p | grep -q 'libcairo.so.2' || ! fc-list 2>/dev/null | grep -qi dejavu; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcairo2 fonts-dejavu-core fontconfig; \
+	  else \
+	    echo "Image exports need Cairo and fonts: sudo apt-get install libcairo2 fonts-dejavu-core"; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
