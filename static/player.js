@@ -33,8 +33,9 @@
 //   data-keys="focus"  keyboard shortcuts only while focus is inside this player, not on the
 //                      whole document (several players on a page, a notebook)
 
-import { STATE_CLASSES, elementClasses, foldView } from "./fold.js";
+import { foldView } from "./fold.js";
 import { plain, withCode } from "./inline-code.js";
+import { elementsOf, graphShift, paintElements, rectOf } from "./paint.js";
 import * as vp from "./viewport.js";
 
 const DOM = {
@@ -763,51 +764,6 @@ class GradPlayer extends HTMLElement {
 }
 
 // ***** helpers *****
-
-function elementsOf(svg) {
-  const elements = [...svg.querySelectorAll("g.node[id], g.edge[id]")].map((el) => ({
-    id: el.id,
-    el,
-    texts: [...el.querySelectorAll("text.value, text.grad")].map((node) => ({
-      node,
-      slot: node.classList.contains("value") ? "values" : "grads",
-      start: node.hasAttribute("data-start") ? node.getAttribute("data-start") : node.textContent,
-    })),
-  }));
-  Object.defineProperty(elements, "byId", { value: new Map(elements.map((e) => [e.id, e])) });
-  return elements;
-}
-
-// Paint the fold's state on elements: the state classes, and each text as of this step.
-function paintElements(elements, state, phase, { stepping = false, focusable = false }) {
-  for (const { id, el, texts } of elements) {
-    const classes = elementClasses(state, id, phase);
-    const appearing = stepping && el.classList.contains("hidden") && state.visible.has(id);
-    for (const name of STATE_CLASSES) el.classList.toggle(name, classes.includes(name));
-    el.classList.toggle("appear", appearing); // fades in (CSS), only when stepping forward
-    for (const { node, slot, start } of texts) {
-      const text = state[slot].has(id) ? state[slot].get(id) : start;
-      if (node.textContent !== text) node.textContent = text;
-    }
-    if (focusable && el.classList.contains("node")) {
-      if (state.visible.has(id)) el.setAttribute("tabindex", "0");
-      else el.removeAttribute("tabindex");
-    }
-  }
-}
-
-// The translation of the drawing's graph group (Graphviz puts everything in one), so element
-// boxes can be given in viewBox units.
-function graphShift(svg) {
-  const graph = svg.querySelector("g.graph");
-  const matrix = graph?.transform?.baseVal?.consolidate()?.matrix;
-  return matrix ? [matrix.e, matrix.f] : [0, 0];
-}
-
-function rectOf(el, shift) {
-  const b = el.getBBox();
-  return [b.x + shift[0], b.y + shift[1], b.width, b.height];
-}
 
 function atStep(detail, step) {
   if (!Array.isArray(detail)) return String(detail);
