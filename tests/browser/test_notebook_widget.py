@@ -130,7 +130,7 @@ def model_value(page, index, name):
     return page.evaluate("([i, name]) => models[i].get(name)", [index, name])
 
 
-def test_the_widget_plays_and_its_step_goes_both_ways(page, host_url, widget):
+def test_the_widget_plays_and_its_step_goes_both_ways(page, host_url, widget, shot):
     open_host(page, host_url)
     url = page.url
     index, player = render(page, "cell-1")
@@ -146,6 +146,7 @@ def test_the_widget_plays_and_its_step_goes_both_ways(page, host_url, widget):
     page.evaluate("(i) => models[i].set('step', 5)", index)  # Python moved it
     expect(counter).to_have_text(f"Step 5 of {widget.steps}")
     expect(player.locator("[data-scrubber]")).to_have_value("5")
+    shot(page, "notebook-widget-step-5")
 
     player.locator("[data-action=last]").click()
     expect(counter).to_have_text(f"Step {widget.steps} of {widget.steps}")
@@ -154,7 +155,7 @@ def test_the_widget_plays_and_its_step_goes_both_ways(page, host_url, widget):
     assert page.evaluate("location.hash") == ""
 
 
-def test_it_opens_where_python_asked(page, host_url, widget):
+def test_it_opens_where_python_asked(page, host_url, widget, shot):
     open_host(page, host_url)
     _, player = render(page, "cell-1", {"step": 4, "view": "autograd", "theme": "dark"})
     expect(player.locator("[data-counter]")).to_have_text(f"Step 4 of {widget.steps}")
@@ -163,6 +164,7 @@ def test_it_opens_where_python_asked(page, host_url, widget):
     wrapper = page.locator("#cell-1 .gradtrace-widget")
     expect(wrapper).to_have_class(re.compile(r"\btheme-dark\b"))
     assert _luminance(wrapper.evaluate("(el) => getComputedStyle(el).backgroundColor")) < 0.1
+    shot(page, "notebook-widget-dark-autograd")
 
 
 def test_view_and_theme_follow_the_model(page, host_url):
