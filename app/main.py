@@ -30,7 +30,7 @@ from app.lessons.library import Shelf
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
 from app.render_pool import RenderBusy, RenderPool, RenderSettings
-from app.routes import api, embed, lessons, pages
+from app.routes import api, embed, exports, lessons, oembed, pages
 from app.sandbox import Requester, SandboxBusy
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
 from app.service import OverQuota, Traces
@@ -102,6 +102,9 @@ def create_app(
             fingerprint([*(ROOT / "templates").rglob("*.html"), *(ROOT / "app").rglob("*.py")]),
         )
     )
+    # an export also holds the player's script and styles (the standalone HTML inlines them)
+    static_files = [*(ROOT / "static").glob("*.js"), *(ROOT / "static").glob("*.css")]
+    app.state.export_version = app.state.page_version + "\0" + fingerprint(static_files)
     # added innermost first: each add_middleware wraps what is there
     app.add_middleware(
         BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.body_idle_seconds
@@ -112,10 +115,13 @@ def create_app(
     # keeps its Content-Length
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     app.mount("/static", CachedStaticFiles(directory=ROOT / "static"), name="static")
+    # before the pages: `/t/{id}` would take `/t/{id}.png` for an id
+    app.include_router(exports.router)
     app.include_router(pages.router)
     app.include_router(lessons.router)
     app.include_router(api.router)
     app.include_router(embed.router)
+    app.include_router(oembed.router)
 
     @app.middleware("http")
     async def name_the_client(request: Request, call_next):

@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Header, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from app import sharing
 from app.examples import BY_SLUG, DEFAULT, EXAMPLES
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
 from app.render_pool import RenderBusy
@@ -86,7 +87,11 @@ async def show(
         context = await request.app.state.traces.page(ident, trace, stacks)
     except RenderBusy as busy:
         return _busy(request, page, trace["code"], busy)
-    return render_page(request, page, {**context, "trace": trace}, headers={"ETag": tag, **caching})
+    # oEmbed discovery, for consumers that read headers and not the page's <link>
+    site = sharing.origin(request)
+    found_by = sharing.discovery_header(site, ident, sharing.title(trace["code"]))
+    headers = {"ETag": tag, **caching, "Link": found_by}
+    return render_page(request, page, {**context, "trace": trace}, headers=headers)
 
 
 async def _run_again(request: Request, page: str, code: str):
@@ -116,6 +121,8 @@ def _busy(request: Request, page: str, code: str, busy: SandboxBusy | OverQuota 
 def render_page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):
     """A template with what every page's context holds (the examples, no problem, no trace)."""
     context = {"examples": EXAMPLES, "chosen": None, "problem": None, "trace": None, **context}
+    if context["trace"] and context.get("ident") and not context["problem"]:
+        context["share"] = sharing.dialog(request, context["ident"], context["trace"]["code"])
     return request.app.state.templates.TemplateResponse(
         request, name, context, status_code=status_code, headers=headers
     )
