@@ -21,7 +21,7 @@ Progress = Callable[[int, int], None]
 # but a slide's viewer cannot pause it); the last frame a little longer before it loops
 GIF_FRAME_MS = 2500
 GIF_LAST_FRAME_MS = 5000
-GIF_SCALE = 1.5  # pixels per point: legible on a projected slide, a few hundred KB per trace
+GIF_SCALE = 1.5  # of raster's 4/3 pixels per point: legible on a slide, a few hundred KB a trace
 # zip entries carry this date, so the same trace exports to the same bytes
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 

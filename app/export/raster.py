@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 from functools import cache
 
-# PNG frames are drawn at twice the SVG's size (one SVG unit is a point): sharp on slides
+# A frame's SVG is sized in points; Cairo draws a point as 4/3 of a pixel (CSS's 96 per inch),
+# and a PNG frame at twice that: about 1,100 pixels across for a small graph, sharp on a slide
+PIXELS_PER_POINT = 4 / 3
 PNG_SCALE = 2.0
 # the thumbnail oEmbed names (`/t/{id}.png`): a fixed size, the drawing fitted inside it
 THUMBNAIL_SIZE = (640, 400)
