@@ -28,7 +28,7 @@ def standalone_html(
     steps = request.steps(len(context["rendered"]["steps"]))
     attributes = {"data-view": request.view, "data-from": steps.first, "data-to": steps.last}
     script = _END_SCRIPT.sub(r"<\\/\1", bundle("player.js"))
-    css = styles(*_present(STYLESHEETS))
+    css = styles(*STYLESHEETS)
     if "</style" in css.lower():
         raise ValueError("a stylesheet holds `</style`: it cannot be inlined")
     return (
@@ -45,8 +45,3 @@ def standalone_html(
         )
     )
 
-
-def _present(names: tuple[str, ...]) -> list[str]:
-    from app.export.bundle import STATIC
-
-    return [name for name in names if (STATIC / name).exists()]
