@@ -11,22 +11,28 @@ export default {
     const root = document.createElement("div");
     root.className = "gradtrace-widget";
     el.append(root);
-    const player = () => {
-      const found = root.querySelector("grad-player");
-      return found?.ready ? found : null; // not live: no steps, or the steps in words
-    };
+    // A host may render into an element it puts in the page later, so the player may not be
+    // live yet: it then opens where the model says, from the data attributes it reads once.
+    const player = () => root.querySelector("grad-player"); // none: the steps in words
     const paintTheme = () => {
       const dark = model.get("theme") === "dark";
       root.classList.toggle("theme-dark", dark);
       root.classList.toggle("theme-light", !dark);
     };
     const showStep = () => {
-      const live = player();
-      const step = model.get("step") - 1;
+      const element = player();
+      if (!element) return;
+      const step = model.get("step");
+      element.dataset.start = String(step);
       // the model echoing the player's own step must not stop it playing
-      if (live && live.state.step !== step) live.goto(step);
+      if (element.ready && element.state.step !== step - 1) element.goto(step - 1);
     };
-    const showView = () => player()?.showView(model.get("view"));
+    const showView = () => {
+      const element = player();
+      if (!element) return;
+      element.dataset.view = model.get("view");
+      if (element.ready) element.showView(model.get("view"));
+    };
     const paintMarkup = () => {
       // The markup is our own template's output (templates/_notebook.html, autoescaped by
       // Jinja; the trace's data sits in a JSON block, escaped by `tojson`), drawn in the kernel:

@@ -70,12 +70,15 @@ function fakeModel(values) {
   return model;
 }
 
-// a cell re-run loads the module again: `again` gives it a new URL, so it runs again
-window.renderWidget = async (cell, changes = {}, again = false) => {
+// a cell re-run loads the module again: `again` gives it a new URL, so it runs again;
+// `later` renders into an element that joins the page only afterwards, as some hosts do
+window.renderWidget = async (cell, changes = {}, again = false, later = false) => {
   const widget = (await import(again ? "./widget.js?again" : "./widget.js")).default;
   const model = fakeModel({ ...state, ...changes });
   window.models.push(model);
-  model.cleanup = widget.render({ model, el: document.getElementById(cell) });
+  const el = later ? document.createElement("div") : document.getElementById(cell);
+  model.cleanup = widget.render({ model, el });
+  if (later) document.getElementById(cell).append(el);
   return window.models.length - 1;
 };
 window.harnessReady = true;
@@ -116,10 +119,10 @@ def open_host(page, host_url):
     page.wait_for_function("window.harnessReady === true")
 
 
-def render(page, cell, changes=None, again=False):
+def render(page, cell, changes=None, again=False, later=False):
     index = page.evaluate(
-        "([cell, changes, again]) => renderWidget(cell, changes, again)",
-        [cell, changes or {}, again],
+        "([cell, changes, again, later]) => renderWidget(cell, changes, again, later)",
+        [cell, changes or {}, again, later],
     )
     player = page.locator(f"#{cell} grad-player")
     expect(player).to_have_class(re.compile(r"\blive\b"))
@@ -155,9 +158,11 @@ def test_the_widget_plays_and_its_step_goes_both_ways(page, host_url, widget, sh
     assert page.evaluate("location.hash") == ""
 
 
-def test_it_opens_where_python_asked(page, host_url, widget, shot):
+@pytest.mark.parametrize("later", [False, True], ids=["in-the-page", "put-in-the-page-later"])
+def test_it_opens_where_python_asked(page, host_url, widget, shot, later):
     open_host(page, host_url)
-    _, player = render(page, "cell-1", {"step": 4, "view": "autograd", "theme": "dark"})
+    changes = {"step": 4, "view": "autograd", "theme": "dark"}
+    _, player = render(page, "cell-1", changes, later=later)
     expect(player.locator("[data-counter]")).to_have_text(f"Step 4 of {widget.steps}")
     expect(player.locator("figure[data-view=autograd]")).to_be_visible()
     expect(player.locator("figure[data-view=tensors]")).to_be_hidden()
