@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.execution import run_snippet
+from app.export.options import THEMES, VIEWS
 
 if TYPE_CHECKING:
     from gradtrace.notebook import Player
@@ -30,7 +31,7 @@ def trace(code: str) -> dict:
     return run_snippet(code)
 
 
-def show(code: str, *, step: int | None = None, view: str = "tensors", theme: str = "light"):
+def show(code: str, *, step: int | None = None, view: str = VIEWS[0], theme: str = THEMES[0]):
     """Run `code` and return its player (a widget: the notebook shows it), opened on `step`
     (1-based), in `view` ("tensors" or "autograd") and `theme` ("light" or "dark")."""
     from gradtrace.notebook import Player
