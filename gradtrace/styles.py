@@ -7,7 +7,9 @@ widget's CSS into its own document, so every rule must reach only the widget.
   `.gradtrace-widget .player`), and the page's own `:root` and `body` become the wrapper
   itself, so the site's colour variables and font are set on the widget, not on the notebook;
 - `@media (prefers-color-scheme: dark)` becomes the wrapper's `theme-dark` class: the reader
-  picks the theme (`theme="dark"`), not the operating system;
+  picks the theme (`theme="dark"`), not the operating system (`screen and (...)` keeps its
+  `@media screen`);
+- `@page` is left out: the notebook's printed pages are its own;
 - keyframes are renamed with a `gradtrace-` prefix (theirs are global), and so are the
   animations that use them.
 
@@ -16,6 +18,7 @@ The site's sheets stay the one place the player's look is written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import tinycss2
@@ -27,6 +30,11 @@ WRAPPER = ".gradtrace-widget"
 DARK = ":where(.theme-dark)"
 _PAGE_ITSELF = {":root", "html", "body"}  # what the wrapper stands for inside the widget
 _KEEP_AT_RULES = {"media", "container", "supports"}
+_PAGE_ONLY = {"page"}
+# the dark scheme's feature, with the `and` that joins it to the rest of a media query
+_DARK_SCHEME = re.compile(
+    r"(?:\band\s+)?\(\s*prefers-color-scheme\s*:\s*dark\s*\)(?:\s+and\b)?", re.I
+)
 _ANIMATION = {"animation", "animation-name"}
 
 
@@ -72,13 +80,15 @@ def _rules(rules, scope: str, wanted: set[str] | None, renames: dict[str, str]) 
             if wanted is None:
                 name = renames[_ident(rule.prelude)]
                 out.append(f"@keyframes {name} {{{tinycss2.serialize(rule.content)}}}")
-        elif rule.lower_at_keyword == "media" and _is_dark_scheme(rule.prelude):
-            out.extend(_rules(_inner(rule), f"{scope}{DARK}", wanted, renames))
+        elif rule.lower_at_keyword in _PAGE_ONLY:
+            continue  # the printed page's box is the notebook's to set, not a widget's
         elif rule.lower_at_keyword in _KEEP_AT_RULES:
-            inner = _rules(_inner(rule), scope, wanted, renames)
-            if inner:
-                prelude = tinycss2.serialize(rule.prelude).strip()
-                out.append(f"@{rule.lower_at_keyword} {prelude} {{\n" + "\n".join(inner) + "\n}")
+            condition, dark = _without_dark_scheme(rule)
+            inner = _rules(_inner(rule), f"{scope}{DARK}" if dark else scope, wanted, renames)
+            if inner and condition:
+                out.append(f"@{rule.lower_at_keyword} {condition} {{\n" + "\n".join(inner) + "\n}")
+            else:
+                out.extend(inner)
         else:
             raise UnscopableRule(f"@{rule.lower_at_keyword} cannot be confined to the widget")
     return out
@@ -114,8 +124,16 @@ def _renamed(token, renames: dict[str, str]):
     return token
 
 
-def _is_dark_scheme(prelude) -> bool:
-    return "".join(tinycss2.serialize(prelude).split()) == "(prefers-color-scheme:dark)"
+def _without_dark_scheme(rule: AtRule) -> tuple[str, bool]:
+    """A conditional rule's condition less its `(prefers-color-scheme: dark)`, and whether it
+    had one: `screen and (prefers-color-scheme: dark)` is `("screen", True)`."""
+    condition = " ".join(tinycss2.serialize(rule.prelude).split())
+    if "prefers-color-scheme" not in condition:
+        return condition, False
+    rest = _DARK_SCHEME.sub(" ", condition).strip()
+    if "prefers-color-scheme" in rest or "," in condition:
+        raise UnscopableRule(f"@{rule.lower_at_keyword} {condition}: only the dark scheme, alone")
+    return rest, True
 
 
 def _ident(prelude) -> str:
