@@ -92,8 +92,9 @@ class GradShare extends HTMLElement {
     const permalink = `${this.page}#step=${this.step}`;
     this.querySelector("[data-share-permalink]").value = permalink;
     const link = this.querySelector("[data-share-link]");
-    link.href = permalink;
-    link.textContent = `/t/${this.dataset.trace}#step=${this.step}`;
+    const here = `/t/${this.dataset.trace}#step=${this.step}`;
+    link.setAttribute("href", here);
+    link.textContent = here;
 
     const embedQuery = this.embedQuery().toString();
     const src = this.embed + (embedQuery ? `?${embedQuery}` : "");
