@@ -1,0 +1,219 @@
+"""Export options checked before anything is drawn, the export routes' answers (statuses, media
+types, file names, revalidation, the thumbnail's size), and a standalone file that holds
+hostile names and printed text without ever running them."""
+
+from __future__ import annotations
+
+import io
+from html.parser import HTMLParser
+
+import pytest
+from fastapi.testclient import TestClient
+from PIL import Image
+
+from app.config import Settings
+from app.examples import DEFAULT
+from app.export import FORMATS, BadOption, ExportRequest, export, raster
+from app.export.options import MAX_FRAMES
+from app.main import create_app
+from engine.tracer import trace_snippet
+
+# ***** the options *****
+
+
+def test_a_request_left_alone_is_the_whole_trace_in_the_tensors_view_light():
+    wanted = ExportRequest.checked("gif")
+    assert (wanted.view, wanted.theme, wanted.first, wanted.last) == (
+        "tensors",
+        "light",
+        None,
+        None,
+    )
+    steps = wanted.steps(11)
+    assert (steps.first, steps.last, len(steps), list(steps.indices)) == (
+        1,
+        11,
+        11,
+        list(range(11)),
+    )
+    assert wanted.filename("abc") == "gradtrace-abc.gif"
+    ranged = ExportRequest.checked("pdf", "autograd", "dark", 3, None)
+    assert ranged.steps(11).indices == range(2, 11)
+    assert ranged.filename("abc") == "gradtrace-abc-steps-3-end.pdf"
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"format": "docx"}, "No export is called 'docx': use one of html, zip, pdf, gif."),
+        ({"format": "gif", "view": "sideways"}, "view='sideways' is not known: use one of"),
+        ({"format": "gif", "theme": "neon"}, "theme='neon' is not known: use one of light, dark"),
+    ],
+)
+def test_a_bad_format_view_or_theme_says_what_to_give(options, says):
+    with pytest.raises(BadOption) as raised:
+        ExportRequest.checked(**options)
+    assert str(raised.value).startswith(says)
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "says"),
+    [
+        (0, None, "from=0: this trace has steps 1 to 11."),
+        (12, None, "from=12: this trace has steps 1 to 11."),
+        (None, 12, "to=12: this trace has steps 1 to 11."),
+        (5, 2, "from=5 is after to=2: give a range that goes forwards."),
+    ],
+)
+def test_a_range_outside_the_trace_says_which_steps_it_has(first, last, says):
+    wanted = ExportRequest.checked("zip", first=first, last=last)  # checked against no trace yet
+    with pytest.raises(BadOption, match=f"^{says}$"):
+        wanted.steps(11)
+
+
+def test_an_image_export_draws_at_most_max_frames_but_a_file_plays_any_number():
+    total = MAX_FRAMES + 10
+    for format in ("zip", "pdf", "gif"):
+        with pytest.raises(BadOption, match=f"at most {MAX_FRAMES} at a time"):
+            ExportRequest.checked(format).steps(total)
+        assert len(ExportRequest.checked(format, first=11).steps(total)) == MAX_FRAMES
+    assert len(ExportRequest.checked("html").steps(total)) == total
+
+
+# ***** the routes *****
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    return create_app(Settings(db_path=tmp_path_factory.mktemp("db") / "traces.db"))
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    with TestClient(app, base_url="http://localhost") as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def stored(client):
+    """The default example stored: its id and its number of steps (from the page's step list)."""
+    ident = client.post("/api/traces", json={"code": DEFAULT.code}).json()["id"]
+    total = client.get(f"/t/{ident}").text.count("<li data-phase=")
+    assert total > 5
+    return ident, total
+
+
+MAGIC = {"html": b"<!doctype html>", "zip": b"PK\x03\x04", "pdf": b"%PDF-", "gif": b"GIF89a"}
+
+
+@pytest.mark.parametrize("format", list(FORMATS))
+def test_each_export_is_an_attachment_of_its_type_and_revalidates(client, stored, format):
+    ident, _ = stored
+    answer = client.get(f"/t/{ident}/export.{format}")
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"] == FORMATS[format][0]
+    assert answer.headers["content-disposition"] == (
+        f'attachment; filename="gradtrace-{ident}.{format}"'
+    )
+    assert answer.content.startswith(MAGIC[format])
+    tag = answer.headers["etag"]
+    again = client.get(f"/t/{ident}/export.{format}", headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["etag"] == tag
+    # another range is another file, with another tag
+    ranged = client.get(f"/t/{ident}/export.{format}?from=2&to=3", headers={"If-None-Match": tag})
+    assert ranged.status_code == 200 and ranged.headers["etag"] != tag
+    assert (
+        f'filename="gradtrace-{ident}-steps-2-3.{format}"' in ranged.headers["content-disposition"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("view=sideways", "view='sideways' is not known"),
+        ("theme=neon", "theme='neon' is not known"),
+        ("from=two", "from='two' is not a step number: give a whole number from 1."),
+        ("to=-3", "to='-3' is not a step number"),
+        ("from=9999999999", "is not a step number"),
+        ("from=0", "from=0: this trace has steps 1 to {total}."),
+        ("to=999", "to=999: this trace has steps 1 to {total}."),
+        ("from=4&to=2", "from=4 is after to=2: give a range that goes forwards."),
+    ],
+)
+@pytest.mark.parametrize("format", ["html", "gif"])
+def test_a_bad_option_is_a_422_saying_what_to_give(client, stored, format, query, says):
+    ident, total = stored
+    answer = client.get(f"/t/{ident}/export.{format}?{query}")
+    assert answer.status_code == 422
+    assert answer.headers["content-type"].startswith("text/plain")
+    assert says.format(total=total) in answer.text
+
+
+def test_an_unknown_trace_or_format_is_a_404(client, stored):
+    ident, _ = stored
+    for path in ("/t/nosuchtrace/export.html", "/t/nosuchtrace.png", "/t/nosuchtrace.svg"):
+        answer = client.get(path)
+        assert answer.status_code == 404 and "No trace is stored as 'nosuchtrace'" in answer.text
+    unknown = client.get(f"/t/{ident}/export.docx")
+    assert unknown.status_code == 404 and "No export is called 'docx'" in unknown.text
+    assert client.get(f"/t/{ident}.jpg").status_code == 404
+
+
+def test_the_thumbnail_is_exactly_the_size_oembed_promises(client, stored):
+    ident, total = stored
+    answer = client.get(f"/t/{ident}.png")
+    assert answer.status_code == 200 and answer.headers["content-type"] == "image/png"
+    image = Image.open(io.BytesIO(answer.content))
+    assert image.size == raster.THUMBNAIL_SIZE
+    again = client.get(f"/t/{ident}.png", headers={"If-None-Match": answer.headers["etag"]})
+    assert again.status_code == 304
+    one = client.get(f"/t/{ident}.svg?step=2&view=autograd&theme=dark")
+    assert one.status_code == 200 and one.headers["content-type"].startswith("image/svg+xml")
+    assert f"Step 2 of {total}" in one.text
+    assert client.get(f"/t/{ident}.png?step={total + 1}").status_code == 422
+    assert client.get(f"/t/{ident}.png?view=sideways").status_code == 422
+
+
+# ***** hostile names *****
+
+HOSTILE = """import torch
+a = torch.tensor(2.0, requires_grad=True)
+globals()['<img src=x onerror=alert(1)>'] = a * 3
+b = globals()['<img src=x onerror=alert(1)>'] + 1
+b.backward()
+print("</script><script>alert(1)</script>")
+print("</style><style>body{display:none}</style>")
+"""
+
+
+class Elements(HTMLParser):
+    """Every start tag of a document, with its attributes, as a browser's tokenizer reads it."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_hostile_names_and_output_are_text_in_the_standalone_file():
+    trace = trace_snippet(HOSTILE)
+    labels = {tensor["label"] for tensor in trace["tensors"].values()}
+    assert "<img src=x onerror=alert(1)>" in labels, "the tracer names the tensor (the threat)"
+    page = export(trace, "hostile", ExportRequest.checked("html")).decode()
+    parser = Elements()
+    parser.feed(page)
+    scripts = [attrs for tag, attrs in parser.tags if tag == "script"]
+    assert len(scripts) == 2
+    assert scripts[0] == {"type": "application/json", "data-player-data": None}
+    assert scripts[1] == {"type": "module"}
+    assert [tag for tag, _ in parser.tags].count("style") == 1
+    assert not any(tag == "img" for tag, _ in parser.tags)
+    handlers = [
+        (tag, name) for tag, attrs in parser.tags for name in attrs if name.startswith("on")
+    ]
+    assert handlers == []
+    # what was printed is on the page, as text
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
