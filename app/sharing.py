@@ -54,12 +54,13 @@ def iframe(src: str, title: str, width: int, height: int, *, reveal: bool = Fals
     )
 
 
-def reveal_slide(src: str, title: str, width: int, height: int) -> str:
-    """A reveal.js slide holding the embed, with a fragment for each step it should advance."""
+def reveal_slide(src: str, title: str, width: int, height: int, start: int = 1) -> str:
+    """A reveal.js slide holding the embed, opening at step `start`, with fragments that step
+    it on (reveal_script drives it)."""
     frame = iframe(src, title, width, height, reveal=True)
     return (
-        f"<section>\n  {frame}\n"
-        "  <!-- each fragment steps the trace on: add one per step to show -->\n"
+        f'<section data-trace-start="{start}">\n  {frame}\n'
+        '  <!-- each fragment shown is a step on; data-trace-step="N" on one goes to step N -->\n'
         '  <span class="fragment"></span>\n'
         '  <span class="fragment"></span>\n'
         "</section>"
@@ -67,20 +68,31 @@ def reveal_slide(src: str, title: str, width: int, height: int) -> str:
 
 
 def reveal_script(site: str) -> str:
-    """The host page's script that drives an embed from reveal.js's fragments, through the
-    embed's postMessage API (docs/embedding.md): a fragment shown is `next`, hidden `prev`."""
+    """The deck's script that keeps each slide's embed at the step its fragments say, through
+    the embed's postMessage API (docs/embedding.md): the last fragment shown's data-trace-step,
+    else the slide's data-trace-start and one step per fragment shown. reveal.js unloads a
+    frame when its slide is left: one loaded again catches up when it says it is ready."""
     return f"""<script>
-  // gradtrace: step the trace on a slide as its fragments are shown and hidden
+  // gradtrace: a slide's trace follows its fragments
   const GRADTRACE = {script_string(site)};
-  function stepTrace(event, action) {{
-    const slide = event.fragment.closest("section");
+  function traceStep(slide) {{
+    const shown = slide.querySelectorAll(".fragment.visible");
+    const last = shown[shown.length - 1];
+    if (last && last.dataset.traceStep) return Number(last.dataset.traceStep);
+    return Number(slide.dataset.traceStart || 1) + shown.length;
+  }}
+  function syncTrace(slide) {{
     const frame = slide && slide.querySelector('iframe[data-src^="' + GRADTRACE + '"]');
     if (frame && frame.contentWindow) {{
-      frame.contentWindow.postMessage({{ gradtrace: action }}, GRADTRACE);
+      frame.contentWindow.postMessage({{ gradtrace: "goto", step: traceStep(slide) }}, GRADTRACE);
     }}
   }}
-  Reveal.on("fragmentshown", (event) => stepTrace(event, "next"));
-  Reveal.on("fragmenthidden", (event) => stepTrace(event, "prev"));
+  Reveal.on("fragmentshown", (event) => syncTrace(event.fragment.closest("section")));
+  Reveal.on("fragmenthidden", (event) => syncTrace(event.fragment.closest("section")));
+  window.addEventListener("message", (event) => {{
+    const said = event.origin === GRADTRACE && event.data && event.data.gradtrace;
+    if (said === "ready") syncTrace(Reveal.getCurrentSlide());
+  }});
 </script>"""
 
 

@@ -80,12 +80,15 @@ class GradShare extends HTMLElement {
     return { query, first, last };
   }
 
+  // The embed's query, and the step it opens at.
   embedQuery() {
     const { query, first, last } = this.exportQuery();
     if (this.choice("controls") !== "full") query.set("controls", this.choice("controls"));
+    if (!this.choice("here")) return { query, start: first };
     // an embed's opening step must lie in its range (the embed refuses one outside it)
-    if (this.choice("here")) query.set("step", String(Math.max(first, Math.min(last, this.step))));
-    return query;
+    const start = Math.max(first, Math.min(last, this.step));
+    query.set("step", String(start));
+    return { query, start };
   }
 
   update() {
@@ -96,12 +99,15 @@ class GradShare extends HTMLElement {
     link.setAttribute("href", here);
     link.textContent = here;
 
-    const embedQuery = this.embedQuery().toString();
-    const src = this.embed + (embedQuery ? `?${embedQuery}` : "");
+    const { query, start } = this.embedQuery();
+    const search = query.toString();
+    const src = this.embed + (search ? `?${search}` : "");
     // the address sits in an attribute of the snippet: its & must be written &amp;
     const written = src.replaceAll("&", "&amp;");
     for (const { field, text } of this.snippets) {
-      field.value = text.replaceAll(`"${this.embed}"`, `"${written}"`);
+      field.value = text
+        .replaceAll(`"${this.embed}"`, `"${written}"`)
+        .replace(/data-trace-start="\d+"/, `data-trace-start="${start}"`);
     }
 
     const exportQuery = this.exportQuery().query;

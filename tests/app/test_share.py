@@ -90,7 +90,8 @@ def test_a_trace_page_has_the_dialog_with_its_addresses(client):
         assert f"/t/{ident}{ending}" in dialog.links, ending
     # the downloads' choices work without JavaScript: a GET form, a button per format
     assert dialog.actions == [f"/t/{ident}/export.{f}" for f in ("html", "gif", "zip", "pdf")]
-    assert re.search(r'<input type="number" name="from" value="1" min="1" max="(\d+)"', page)
+    steps = re.search(r'max="(\d+)" value="1" step="1" data-scrubber', page).group(1)
+    assert (dialog.fields["share-from"], dialog.fields["share-to"]) == ("1", steps)
     assert dialog.attributes["data-embed"] == f"{SITE}/embed/{ident}"
 
 
@@ -103,12 +104,12 @@ def test_the_snippets_are_an_iframe_of_the_embed_and_a_reveal_slide(client):
         'loading="lazy" allow="fullscreen"></iframe>'
     )
     slide = dialog.fields["share-reveal"]
-    assert slide.startswith("<section>") and slide.endswith("</section>")
+    assert slide.startswith('<section data-trace-start="1">') and slide.endswith("</section>")
     assert f'<iframe data-src="{SITE}/embed/{ident}" title="{title}"' in slide
     assert "data-preload" in slide and 'class="fragment"' in slide
     script = dialog.fields["share-reveal-script"]
     assert f'const GRADTRACE = "{SITE}";' in script
-    assert 'Reveal.on("fragmentshown"' in script and "{ gradtrace: action }" in script
+    assert 'Reveal.on("fragmentshown"' in script and '{ gradtrace: "goto"' in script
 
 
 def test_a_hostile_first_line_is_escaped_everywhere_on_the_page(client):

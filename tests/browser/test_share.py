@@ -174,29 +174,54 @@ def test_the_snippet_pasted_elsewhere_is_the_iframe_it_says_and_plays(
     assert course.locator("script").count() == 0
 
 
-# a stand-in for reveal.js: it keeps the handlers given to Reveal.on, for the test to call as
-# reveal.js does when a fragment is shown or hidden
+# a stand-in for reveal.js: it keeps the handlers given to Reveal.on, and `fragment(i, shown)`
+# shows or hides the slide's i-th fragment and tells them, as reveal.js does
 FAKE_REVEAL = """<script>
-window.Reveal = { handlers: {}, on(name, fn) { this.handlers[name] = fn; } };
+window.Reveal = {
+  handlers: {},
+  on(name, fn) { this.handlers[name] = fn; },
+  getCurrentSlide() { return document.querySelector("section"); },
+};
+window.fragment = (index, shown) => {
+  const fragment = document.querySelectorAll(".fragment")[index];
+  fragment.classList.toggle("visible", shown);
+  Reveal.handlers[shown ? "fragmentshown" : "fragmenthidden"]({ fragment });
+};
+// what reveal.js does as a slide comes near: a lazy iframe gets its src
+window.load = () => {
+  const frame = document.querySelector("iframe");
+  frame.src = frame.dataset.src;
+};
 </script>"""
 
 
-def test_a_reveal_fragment_steps_the_embed(share_page, server_url, elsewhere):
+def test_a_reveal_slide_follows_its_fragments(share_page, server_url, elsewhere):
     page = share_page
     open_at_step_3(page, server_url)
     slide = page.get_by_label("reveal.js slide").input_value()
+    assert slide.startswith('<section data-trace-start="3">')
     script = page.get_by_label("reveal.js script").input_value()
     deck = another_page(page)
     deck.goto(elsewhere("deck", f"{FAKE_REVEAL}<div class='slides'>{slide}</div>{script}"))
-    # reveal.js gives a lazy iframe its src when the slide comes near
-    deck.evaluate("(frame => { frame.src = frame.dataset.src })(document.querySelector('iframe'))")
+    deck.evaluate("load()")
     counter = deck.frame_locator("iframe").locator("grad-player [data-counter]")
     expect(counter).to_have_text(re.compile(r"Step 3 of"))
-    fire = "(name) => Reveal.handlers[name]({ fragment: document.querySelector('.fragment') })"
-    deck.evaluate(fire, "fragmentshown")
+    deck.evaluate("fragment(0, true)")
     expect(counter).to_have_text(re.compile(r"Step 4 of"))
-    deck.evaluate(fire, "fragmenthidden")
-    expect(counter).to_have_text(re.compile(r"Step 3 of"))
+    deck.evaluate("fragment(1, true)")
+    expect(counter).to_have_text(re.compile(r"Step 5 of"))
+    deck.evaluate("fragment(1, false)")
+    expect(counter).to_have_text(re.compile(r"Step 4 of"))
+    # a fragment may name its step
+    deck.evaluate("document.querySelectorAll('.fragment')[1].dataset.traceStep = '2'")
+    deck.evaluate("fragment(1, true)")
+    expect(counter).to_have_text(re.compile(r"Step 2 of"))
+    # reveal.js unloads a frame as its slide is left; loaded again, it catches up
+    # (opening at step 3, as its src says, then sent to the fragments' step)
+    deck.evaluate("document.querySelector('iframe').src = 'about:blank'")
+    expect(counter).to_have_count(0)
+    deck.evaluate("load()")
+    expect(counter).to_have_text(re.compile(r"Step 2 of"))
 
 
 def test_the_downloads_follow_the_choices_and_the_step(share_page, server_url):
