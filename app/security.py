@@ -32,11 +32,12 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
 }
 # an embed only reads (a trace is public to anyone with its link), so any page may frame it;
-# without X-Frame-Options, which has no way to say "anyone"
+# without X-Frame-Options, which has no way to say "anyone". `*` matches only network schemes:
+# `file:` lets a slide deck opened from a local file frame it too
 FRAMEABLE_PREFIX = "/embed/"
 EMBED_HEADERS = {
     **{name: value for name, value in SECURITY_HEADERS.items() if name != "X-Frame-Options"},
-    "Content-Security-Policy": _POLICY + "frame-ancestors *",
+    "Content-Security-Policy": _POLICY + "frame-ancestors * file:",
 }
 
 

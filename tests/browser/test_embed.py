@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.examples import BY_SLUG
+from tests.browser.test_accessibility import audit
 from tests.browser.test_player_page import contrast, luminance
 from tests.live_server import free_port
 
@@ -131,6 +132,17 @@ def test_a_host_on_another_origin_drives_and_follows_the_embed(
     page.evaluate("send({gradtrace: 'next'})")
     here = int(re.search(r"Step (\d+)", stopped).group(1))
     counter_says(frame, here + 1, total)
+
+
+def test_a_deck_opened_from_a_file_may_frame_the_embed(page, server_url, ident, tmp_path):
+    deck = tmp_path / "deck.html"
+    src = f"{server_url}/embed/{ident}"
+    deck.write_text(
+        HOST_PAGE.format(frames=f'<iframe id="embed" title="A trace" src="{src}"></iframe>')
+    )
+    page.goto(deck.as_uri())
+    expect(page.frame_locator("#embed").locator("grad-player.live")).to_have_count(1)
+    page.wait_for_function("window.received.some((m) => m.gradtrace === 'ready')")
 
 
 def test_the_embed_ignores_what_is_not_a_message_of_its_api(page, server_url, host, ident, total):
@@ -313,3 +325,48 @@ def test_another_origin_may_not_frame_the_trace_page(page, server_url, host, ide
     refusals = [p for p in page.problems if "frame-ancestors 'none'" in p]
     assert refusals, page.problems
     page.problems[:] = [p for p in page.problems if p not in refusals]
+
+
+@pytest.mark.parametrize("query", ["", "?theme=dark&controls=minimal", "?controls=none&code=hide"])
+def test_the_embed_passes_axe(a11y_page, server_url, ident, query):
+    a11y_page.goto(f"{server_url}/embed/{ident}{query}")
+    expect(a11y_page.locator("grad-player.live")).to_have_count(1)
+    audit(a11y_page, f"the embed{query}")
+
+
+# ***** the player's options for pages inside other apps (a notebook uses these two) *****
+
+
+def test_hash_off_and_keys_on_focus_leave_the_host_page_alone(page, server_url, ident, total):
+    # the trace page as a notebook would write its player: the same markup, two attributes more
+    def with_options(route):
+        answer = route.fetch()
+        body = answer.text().replace(
+            "<grad-player ", '<grad-player data-hash="off" data-keys="focus" ', 1
+        )
+        route.fulfill(response=answer, body=body)
+
+    page.route(f"{server_url}/t/{ident}", with_options)
+    page.goto(f"{server_url}/t/{ident}#step=4")
+    counter_says(page, 1, total)  # the URL's step is not read
+    page.locator("body").click(position={"x": 2, "y": 2})
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(200)
+    counter_says(page, 1, total)  # a key outside the player is not its business
+    page.locator("grad-player").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    counter_says(page, 3, total)
+    assert page.evaluate("location.hash") == "#step=4"  # nor is it written
+    page.evaluate("location.hash = '#step=7'")
+    page.wait_for_timeout(200)
+    counter_says(page, 3, total)
+
+
+def test_loading_the_player_twice_is_harmless(page, server_url, ident, total):
+    # a notebook that runs the cell that loads the player again
+    page.goto(f"{server_url}/embed/{ident}")
+    counter_says(page, 1, total)
+    page.evaluate("() => import('/static/player.js?again').then(() => true)")
+    page.locator("[data-action=next]").click()
+    counter_says(page, 2, total)
