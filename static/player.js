@@ -34,6 +34,7 @@
 //                      whole document (several players on a page, a notebook)
 
 import { foldView } from "./fold.js";
+import { prepareHandout } from "./handout.js";
 import { plain, withCode } from "./inline-code.js";
 import { elementsOf, graphShift, paintElements, rectOf } from "./paint.js";
 import * as vp from "./viewport.js";
@@ -117,6 +118,7 @@ class GradPlayer extends HTMLElement {
     this.resizer.observe(this.querySelector(DOM.views));
     const fromHash = this.options.hash ? this.stepFromHash() : null;
     this.setState({ step: fromHash ?? this.options.start ?? this.range[0], playing: this.options.autoplay });
+    prepareHandout(this); // every step on paper, built when the page prints
   }
 
   disconnectedCallback() {
