@@ -137,14 +137,16 @@ def _page(request: Request, context: dict, options: EmbedOptions, headers=None):
         shown, start = options.steps(total) if total else (None, None)
     except BadOption as bad:
         return _bad_option(request, context["ident"], bad)
-    player = {"data-hash": "off", "data-speed": options.speed, "data-view": options.view}
-    player["data-controls"] = options.controls
+    # what static/player.js reads; the embed's step is its query string's, never its URL's hash
+    player = {
+        "data-hash": "off",
+        "data-speed": options.speed,
+        "data-view": options.view,
+        "data-controls": options.controls,
+    }
     if shown is not None:
         player |= {"data-start": start, "data-from": shown.first, "data-to": shown.last}
-    if options.autoplay:
-        player["data-autoplay"] = "true"
-    if options.loop:
-        player["data-loop"] = "true"
+    player |= {f"data-{name}": "true" for name in ("autoplay", "loop") if getattr(options, name)}
     embed = {**asdict(options), "start": start or 1}
     context = {**context, "embed": embed, "player_attributes": player}
     return render_page(request, "embed.html", context, headers=headers)
