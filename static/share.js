@@ -94,10 +94,6 @@ class GradShare extends HTMLElement {
   update() {
     const permalink = `${this.page}#step=${this.step}`;
     this.querySelector("[data-share-permalink]").value = permalink;
-    const link = this.querySelector("[data-share-link]");
-    const here = `/t/${this.dataset.trace}#step=${this.step}`;
-    link.setAttribute("href", here);
-    link.textContent = here;
 
     const { query, start } = this.embedQuery();
     const search = query.toString();
