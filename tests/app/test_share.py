@@ -148,3 +148,16 @@ def test_the_addresses_follow_the_host_and_a_trusted_proxys_scheme(tmp_path):
     direct = TestClient(app, base_url="http://gradtrace.test", client=("198.51.100.7", 9))
     dialog = dialog_of(direct.get(f"/t/{ident}", headers=https).text)
     assert dialog.fields["share-permalink"] == f"http://gradtrace.test/t/{ident}"
+
+
+def test_a_trace_too_large_to_draw_still_has_the_dialog(client, monkeypatch):
+    async def page(ident, trace, expand=()):
+        steps = ["a is made", "b is made"]
+        undrawn = {"reason": "too big.", "steps": steps}
+        return {"code": trace["code"], "ident": ident, "lines": [], "undrawn": undrawn}
+
+    ident = stored(client, "print(1)")
+    monkeypatch.setattr(client.app.state.traces, "page", page)
+    dialog = dialog_of(client.get(f"/t/{ident}").text)
+    assert (dialog.fields["share-from"], dialog.fields["share-to"]) == ("1", "2")
+    assert dialog.attributes["data-steps"] == "2"
