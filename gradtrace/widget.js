@@ -25,7 +25,7 @@ export default {
       const step = model.get("step");
       element.dataset.start = String(step);
       // the model echoing the player's own step must not stop it playing
-      if (element.ready && element.state.step !== step - 1) element.goto(step - 1);
+      if (element.ready && element.step !== step - 1) element.goto(step - 1);
     };
     const showView = () => {
       const element = player();

@@ -41,8 +41,8 @@ async function start() {
     ["goto", (message) => Number.isFinite(message.step) && player.goto(Math.round(message.step) - 1)],
     ["play", () => player.play()],
     ["pause", () => player.pause()],
-    ["next", () => player.goto(player.state.step + 1)],
-    ["prev", () => player.goto(player.state.step - 1)],
+    ["next", () => player.goto(player.step + 1)],
+    ["prev", () => player.goto(player.step - 1)],
   ]);
   window.addEventListener("message", (event) => {
     if (event.source !== window.parent) return;
@@ -53,7 +53,7 @@ async function start() {
 
   const [first, last] = player.range;
   tell("ready", { steps: player.steps.length, from: first + 1, to: last + 1 });
-  shown(player.state.step);
+  shown(player.step);
 }
 
 start();

@@ -64,7 +64,7 @@ function start(page) {
     save(key, progress);
   };
   if (player?.ready) {
-    seen.add(player.state.step);
+    seen.add(player.step);
     remember();
     player.addEventListener("grad-step", (event) => {
       seen.add(event.detail.step);
@@ -88,7 +88,7 @@ function start(page) {
     const form = pendingCheckpoint();
     const limit = form ? Number(form.dataset.checkpoint) - 2 : null;
     if (player.limit !== limit) player.setLimit(limit);
-    const waiting = form && player.state.step === limit;
+    const waiting = form && player.step === limit;
     note.hidden = !waiting;
     if (waiting) {
       note.replaceChildren(

@@ -221,6 +221,11 @@ class GradPlayer extends HTMLElement {
 
   // ***** what pages around the player may ask of it (steps 0-based, as here) *****
 
+  // the step shown
+  get step() {
+    return this.state.step;
+  }
+
   goto(step) {
     this.setState({ step, playing: false });
   }

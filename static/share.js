@@ -51,7 +51,7 @@ class GradShare extends HTMLElement {
   // The step shown (1-based): the player's, else the address's #step=N, else the first.
   currentStep() {
     const player = document.querySelector("grad-player");
-    if (player?.state) return player.state.step + 1;
+    if (player?.ready) return player.step + 1;
     const match = /step=(\d+)/.exec(window.location.hash);
     return match ? Number(match[1]) : 1;
   }
