@@ -126,7 +126,7 @@ def _arguments(tensors: list) -> list[tuple]:
     ]
 
 
-def _call_all(functions: list, arguments: list[tuple]) -> None:
+def _call_all(functions: list, arguments: list[tuple], used: set | None = None) -> None:
     for function in functions:
         for args in arguments:
             args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
@@ -134,18 +134,35 @@ def _call_all(functions: list, arguments: list[tuple]) -> None:
                 out = function(*args)
             except Exception:
                 continue
-            _use(out)
+            _use(out, used)
 
 
-def _use(out) -> None:
-    """Print a result, and send a gradient back through it."""
+def _use(out, used: set | None) -> None:
+    """Print a result, and send a gradient back through it; with `used`, once per kind of
+    tensor result (its dtype, rank, and the node that made it). The call itself always runs;
+    what printing and backward then reach depends on the kind, and repeating a kind was most
+    of the engine sweep's time (tests/app/sandbox/test_engine_ops.py runs every op in hardened
+    children)."""
     for item in out if isinstance(out, tuple | list) else (out,):
+        if used is not None and isinstance(item, engine.Tensor):
+            kind = _kind(item)
+            if kind in used:
+                continue
+            used.add(kind)
         with contextlib.suppress(Exception):
             repr(item)
             if isinstance(item, engine.Tensor):
                 item.tolist()
                 if item.requires_grad and item.dtype.is_floating_point:
                     item.sum().backward(retain_graph=True)
+
+
+def _kind(item) -> tuple:
+    try:
+        dtype, rank, empty = str(item.dtype), item.dim(), item.numel() == 0
+    except Exception:  # a broken result is its own kind: printing it is what fails
+        return (engine.Tensor, id(item))
+    return (engine.Tensor, dtype, rank, empty, type(item.grad_fn), item.is_leaf)
 
 
 def _attribute(obj, name: str):
@@ -162,11 +179,12 @@ def _sweep_engine() -> None:
     arguments = _arguments(tensors)
     functions = [getattr(engine, name) for name in engine.__all__]
     functions += [getattr(functional, name) for name in dir(functional) if name[0] != "_"]
-    _call_all([f for f in functions if callable(f)], arguments)
+    used: set = set()
+    _call_all([f for f in functions if callable(f)], arguments, used)
     for t in _tensors():
         names = [name for name in dir(engine.Tensor) if name not in ("__init__", "__new__")]
         methods = [m for m in map(functools.partial(_attribute, t), names) if callable(m)]
-        _call_all(methods, arguments)
+        _call_all(methods, arguments, used)
     for missing in ("fft", "hub", "load", "save", "no_such_thing"):
         with contextlib.suppress(Exception):
             getattr(engine, missing)

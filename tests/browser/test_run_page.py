@@ -8,5 +8,5 @@ def test_running_the_seed_example_shows_its_output_without_errors(page, server_u
     output.wait_for()
     assert output.inner_text().strip() == "5.0 3.0"
     # htmx swapped the partial in: still one page, one form
-    assert page.locator("form").count() == 1
+    assert page.locator("form[data-run-form]").count() == 1
     shot(page, "run-page-after-run")
