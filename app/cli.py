@@ -91,7 +91,9 @@ def _export(args: argparse.Namespace) -> int:
     starting.start()
     from tqdm import tqdm
 
-    from app.export import BadOption, ExportRequest, ExportUnavailable, export
+    from app.export.make import export
+    from app.export.options import BadOption, ExportRequest
+    from app.export.raster import ExportUnavailable
     from app.render import layout  # noqa: F401  (Graphviz, loaded while the zygote warms)
     from app.store import trace_id
 

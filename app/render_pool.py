@@ -107,13 +107,13 @@ class RenderPool:
         return await self.run({"kind": "quiz", "trace": trace, "questions": questions})
 
     async def export(self, trace: dict, ident: str, request: dict, live_url: str | None) -> dict:
-        """A file of the trace (app.export.export; `request` is an ExportRequest's fields):
+        """A file of the trace (app.export.make.export; `request` is an ExportRequest's fields):
         {"data": base64} or {"bad_option": message} or {"unavailable": message}."""
         task = {"kind": "export", "trace": trace, "ident": ident, "request": request}
         return await self.run({**task, "live_url": live_url}, self.settings.export_budget_seconds)
 
     async def picture(self, trace: dict, request: dict) -> dict:
-        """One step as a picture (app.export.picture; `request`: kind, view, theme, step),
+        """One step as a picture (app.export.make.picture; `request`: kind, view, theme, step),
         answered as `export` is."""
         return await self.run({"kind": "picture", "trace": trace, "request": request})
 

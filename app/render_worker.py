@@ -106,7 +106,9 @@ def handle(request: dict, test_tasks: bool) -> object:
 def _export(request: dict) -> dict:
     """A file's bytes as base64 (the protocol is JSON), or why the reader's options cannot be
     used (`bad_option`, for a 422), or why this machine cannot draw it (`unavailable`)."""
-    from app.export import BadOption, ExportRequest, ExportUnavailable, export, picture
+    from app.export.make import export, picture
+    from app.export.options import BadOption, ExportRequest
+    from app.export.raster import ExportUnavailable
 
     try:
         if request["kind"] == "export":

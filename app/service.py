@@ -175,7 +175,7 @@ class Traces:
         return await self.cache.get(key, lambda: self.pool.export(trace, ident, fields, live_url))
 
     async def picture(self, ident: str, trace: dict, kind: str, view: str, theme: str, step):
-        """One step as a picture (app.export.picture), answered as `export` is."""
+        """One step as a picture (app.export.make.picture), answered as `export` is."""
         request = {"kind": kind, "view": view, "theme": theme, "step": step}
         key = (ident, "picture", kind, view, theme, step)
         return await self.cache.get(key, lambda: self.pool.picture(trace, request))

@@ -11,59 +11,16 @@ Pure functions of a trace, like app/render: the server calls them in a render wo
 budget (app/render_worker.py), `gradtrace export` calls them in-process. Nothing here knows of
 HTTP. Options (view, theme, a range of steps) are checked by `ExportRequest.checked`, whose
 `BadOption` says what to give instead.
+
+| module | what it holds |
+| --- | --- |
+| `options.py` | what a reader may choose: formats, views, themes, step ranges, and their checks |
+| `make.py` | `export(trace, ident, request)` and `picture(...)`: a trace into a file |
+| `frames.py` | a step as a picture: the player's SVG at that step, with its caption |
+| `raster.py` | frames into PNG and PDF pages (Cairo) |
+| `encode.py` | frames into a zip, a PDF, a GIF |
+| `standalone.py`, `bundle.py` | the one-file HTML player, and the player's modules joined for it |
+
+This package's own import is empty, so that `gradtrace export` can read the options and start
+the sandbox before it loads the drawing code.
 """
-
-from __future__ import annotations
-
-from app.export import encode, raster
-from app.export.frames import frames
-from app.export.options import FORMATS, BadOption, ExportRequest, StepRange
-from app.export.raster import ExportUnavailable
-from app.export.standalone import standalone_html
-from app.render import render
-
-__all__ = ["FORMATS", "BadOption", "ExportRequest", "ExportUnavailable", "export", "picture"]
-
-PICTURES = {"png": "image/png", "svg": "image/svg+xml"}
-
-
-def export(
-    trace: dict,
-    ident: str,
-    request: ExportRequest,
-    *,
-    live_url: str | None = None,
-    progress: encode.Progress = encode._quiet,
-) -> bytes:
-    """The trace stored as `ident` in `request`'s format. `live_url` (the trace's page, when
-    there is a server) is written into the HTML file as the way back to the live page."""
-    if request.format == "html":
-        html = standalone_html(trace, ident, request, live_url)
-        progress(1, 1)
-        return html.encode("utf-8")
-    rendered = render(trace)
-    steps = request.steps(len(rendered["steps"]))
-    drawn = frames(rendered, request.view, steps, request.theme)
-    if request.format == "zip":
-        words = "".join(
-            f"Step {k + 1} ({rendered['steps'][k]['phase']}): {rendered['steps'][k]['text']}\n"
-            for k in steps.indices
-        )
-        return encode.zip_of(drawn, len(steps), words, progress)
-    if request.format == "pdf":
-        return encode.pdf_of(drawn, len(steps), f"gradtrace trace {ident}", progress)
-    return encode.gif_of(drawn, len(steps), progress)
-
-
-def picture(trace: dict, kind: str, view: str, theme: str, step: int | None) -> bytes:
-    """One step (1-based; None: the last) as a picture with its caption: an SVG, or a PNG of
-    raster.THUMBNAIL_SIZE (what oEmbed promises its consumers)."""
-    rendered = render(trace)
-    total = len(rendered["steps"])
-    step = total if step is None else step
-    if not 1 <= step <= total:
-        raise BadOption(f"step={step}: this trace has steps 1 to {total}.")
-    (frame,) = frames(rendered, view, StepRange.of(total, step, step), theme)
-    if kind == "svg":
-        return frame.svg.encode("utf-8")
-    return raster.png_fitted(frame.svg, frame.width, raster.THUMBNAIL_SIZE)

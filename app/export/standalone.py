@@ -44,4 +44,3 @@ def standalone_html(
             script=script,
         )
     )
-

@@ -16,8 +16,8 @@ import json
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
-from app.export import FORMATS, PICTURES
-from app.export.options import THEMES, VIEWS, BadOption, ExportRequest, choice
+from app.export.make import PICTURES
+from app.export.options import FORMATS, THEMES, VIEWS, BadOption, ExportRequest, choice
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
 from app.public_url import public_url
 from app.render_pool import RenderBusy, TooLargeToDraw

@@ -15,7 +15,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.examples import BY_SLUG, DEFAULT
-from app.export import ExportRequest, export
+from app.export.make import export
+from app.export.options import ExportRequest
 from app.render import render
 from engine.tracer import trace_snippet
 

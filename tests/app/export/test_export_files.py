@@ -13,8 +13,9 @@ from PIL import Image
 
 from app.config import Settings
 from app.examples import DEFAULT
-from app.export import FORMATS, BadOption, ExportRequest, export, raster
-from app.export.options import MAX_FRAMES
+from app.export import raster
+from app.export.make import export
+from app.export.options import FORMATS, MAX_FRAMES, BadOption, ExportRequest
 from app.main import create_app
 from engine.tracer import trace_snippet
 
