@@ -44,7 +44,7 @@ export function prepareHandout(player) {
 // them if it has none). A lesson's limit is not applied: paper is read at its own pace, and the
 // answers are a page away (the answer key). Built again only if the view or the range changed.
 export function buildHandout(player) {
-  const view = player.state.view;
+  const view = player.view;
   const [first, last] = player.range ?? [0, player.steps.length - 1];
   const key = `${view}:${first}-${last}`;
   const previous = built.get(player);

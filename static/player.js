@@ -221,9 +221,13 @@ class GradPlayer extends HTMLElement {
 
   // ***** what pages around the player may ask of it (steps 0-based, as here) *****
 
-  // the step shown
+  // the step shown, and the view it is shown in
   get step() {
     return this.state.step;
+  }
+
+  get view() {
+    return this.state.view;
   }
 
   goto(step) {
