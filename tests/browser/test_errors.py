@@ -140,8 +140,10 @@ def test_a_run_in_flight_shows_running_and_disables_run(page, server_url, shot):
     shot(page, "run-in-flight")
     held[0].continue_()
     expect(page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 1 of"))
-    expect(page.locator("form [data-running]")).to_have_text("")
-    expect(page.locator("form button[type=submit]")).to_be_enabled()  # folded away, not dead
+    expect(page.locator("form[data-run-form] [data-running]")).to_have_text("")
+    expect(
+        page.locator("form[data-run-form] button[type=submit]")
+    ).to_be_enabled()  # folded away, not dead
 
 
 def test_retry_after_as_a_date(page, server_url):
