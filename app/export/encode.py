@@ -22,6 +22,7 @@ Progress = Callable[[int, int], None]
 GIF_FRAME_MS = 2500
 GIF_LAST_FRAME_MS = 5000
 GIF_SCALE = 1.5  # of raster's 4/3 pixels per point: legible on a slide, a few hundred KB a trace
+GIF_MAX_SIDE = 1600  # pixels: a GIF's frames are whole pictures, each with its own palette
 # zip entries carry this date, so the same trace exports to the same bytes
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 
@@ -39,7 +40,10 @@ def zip_of(frames: Iterable[Frame], total: int, steps_text: str, progress: Progr
             archive.writestr(zipfile.ZipInfo(f"{name}.svg", ZIP_DATE), frame.svg)
             # PNGs are compressed already: stored, not deflated again
             info = zipfile.ZipInfo(f"{name}.png", ZIP_DATE)
-            archive.writestr(info, raster.png(frame.svg), zipfile.ZIP_STORED)
+            scale = raster.scale_within(
+                frame.width, frame.height, raster.PNG_SCALE, raster.MAX_PNG_SIDE
+            )
+            archive.writestr(info, raster.png(frame.svg, scale), zipfile.ZIP_STORED)
             progress(done, total)
         archive.writestr(zipfile.ZipInfo("steps.txt", ZIP_DATE), steps_text)
     return out.getvalue()
@@ -65,7 +69,8 @@ def gif_of(frames: Iterable[Frame], total: int, progress: Progress = _quiet) -> 
 
     images = []
     for done, frame in enumerate(frames, 1):
-        image = Image.open(io.BytesIO(raster.png(frame.svg, GIF_SCALE))).convert("RGB")
+        scale = raster.scale_within(frame.width, frame.height, GIF_SCALE, GIF_MAX_SIDE)
+        image = Image.open(io.BytesIO(raster.png(frame.svg, scale))).convert("RGB")
         # one adaptive palette per frame: the drawing's few colours and the caption's
         images.append(image.quantize(colors=128, dither=Image.Dither.NONE))
         progress(done, total)

@@ -15,6 +15,9 @@ from functools import cache
 # and a PNG frame at twice that: about 1,100 pixels across for a small graph, sharp on a slide
 PIXELS_PER_POINT = 4 / 3
 PNG_SCALE = 2.0
+# a big graph's frame is drawn smaller rather than huge: a 20-pass training loop's is 1,660
+# points wide, 4,400 pixels at PNG_SCALE, which no slide needs and a GIF cannot carry
+MAX_PNG_SIDE = 2400
 # the thumbnail oEmbed names (`/t/{id}.png`): a fixed size, the drawing fitted inside it
 THUMBNAIL_SIZE = (640, 400)
 
@@ -36,8 +39,15 @@ def _cairosvg():
 
 
 def png(svg: str, scale: float = PNG_SCALE) -> bytes:
-    """The SVG as a PNG, `scale` pixels per SVG unit."""
+    """The SVG as a PNG, at `scale` times its CSS pixel size."""
     return _cairosvg().svg2png(bytestring=svg.encode("utf-8"), scale=scale)
+
+
+def scale_within(width: float, height: float, scale: float, max_side: int) -> float:
+    """`scale`, or less if a frame of `width` by `height` points would be drawn with a side
+    longer than `max_side` pixels."""
+    longest = max(width, height) * PIXELS_PER_POINT * scale
+    return scale if longest <= max_side else scale * max_side / longest
 
 
 def png_fitted(svg: str, svg_width: float, size: tuple[int, int]) -> bytes:

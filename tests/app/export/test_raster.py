@@ -52,3 +52,9 @@ def test_without_cairo_an_image_export_says_what_to_install(frame, monkeypatch):
             raster.png(frame.svg)
     finally:
         raster._cairosvg.cache_clear()
+
+
+def test_a_big_frame_is_drawn_within_the_longest_side_allowed():
+    assert raster.scale_within(400, 300, 2.0, 2400) == 2.0  # small: as asked
+    scale = raster.scale_within(1660, 1175, 2.0, 2400)
+    assert max(1660, 1175) * raster.PIXELS_PER_POINT * scale == pytest.approx(2400)
