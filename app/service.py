@@ -100,6 +100,13 @@ class Traces:
                     retry_after=max(60, int(self.window / 4)),
                 )
 
+    async def run_again(self, code: str, requester: Requester) -> tuple[str, dict, bool]:
+        """An outdated trace's code, run by today's engine: its id, its trace, and whether it is
+        stored (so old links may move to the new id; a run whose ending was the server's fault is
+        not, and only this answer has it). Raises what `find_or_run` raises."""
+        ident, trace = await self.find_or_run(code, requester)
+        return ident, trace, await asyncio.to_thread(self.store.has, ident)
+
     async def outdated(self, ident: str) -> bool:
         """Whether a stored trace was recorded by an older engine, whose traces say less (before
         2.13.0+gradtrace.2 no `.grad` change was an event): its page would show stale labels."""

@@ -10,7 +10,6 @@ third-party, and they only read.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass
 
 from fastapi import APIRouter, Request
@@ -114,10 +113,10 @@ async def _run_again(request: Request, code: str, options: EmbedOptions):
     address with the same options, or, for a run that is not stored, the embed right here."""
     traces = request.app.state.traces
     try:
-        ident, trace = await traces.find_or_run(code, request.state.requester)
+        ident, trace, stored = await traces.run_again(code, request.state.requester)
     except (SandboxBusy, OverQuota) as busy:
         return _busy(request, "", busy)
-    if await asyncio.to_thread(traces.store.has, ident):
+    if stored:
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/embed/{ident}{query}", status_code=307)
     try:

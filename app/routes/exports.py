@@ -9,7 +9,6 @@ revalidated like pages, against a tag naming all they are drawn from.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 
@@ -109,10 +108,10 @@ async def _trace(request: Request, ident: str):
     if not await traces.outdated(ident):
         return found
     try:
-        fresh, trace = await traces.find_or_run(found[0]["code"], request.state.requester)
+        fresh, trace, stored = await traces.run_again(found[0]["code"], request.state.requester)
     except (SandboxBusy, OverQuota) as busy:
         return _busy(busy)
-    if not await asyncio.to_thread(traces.store.has, fresh):  # not kept: the server's fault
+    if not stored:
         return trace, content_digest(json.dumps(trace, sort_keys=True))
     url = request.url.replace(path=request.url.path.replace(f"/t/{ident}", f"/t/{fresh}", 1))
     return RedirectResponse(str(url), status_code=307)

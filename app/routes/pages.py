@@ -6,7 +6,6 @@ the store) and answers the player; `/t/{id}` shows a stored trace, `#step=N` ope
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Annotated
 
@@ -99,10 +98,10 @@ async def _run_again(request: Request, page: str, code: str):
     that is not stored (the server's fault), the result here."""
     traces = request.app.state.traces
     try:
-        ident, trace = await traces.find_or_run(code, request.state.requester)
+        ident, trace, stored = await traces.run_again(code, request.state.requester)
     except (SandboxBusy, OverQuota) as busy:
         return _busy(request, page, code, busy)
-    if await asyncio.to_thread(traces.store.has, ident):
+    if stored:
         return RedirectResponse(f"/t/{ident}", status_code=307)
     try:
         context = await traces.page(ident, trace)

@@ -5,6 +5,7 @@ hostile names and printed text without ever running them."""
 from __future__ import annotations
 
 import io
+import sqlite3
 from html.parser import HTMLParser
 
 import pytest
@@ -17,6 +18,7 @@ from app.export import raster
 from app.export.make import export
 from app.export.options import FORMATS, MAX_FRAMES, BadOption, ExportRequest
 from app.main import create_app
+from app.store import trace_id
 from engine.tracer import trace_snippet
 
 # ***** the options *****
@@ -218,3 +220,17 @@ def test_hostile_names_and_output_are_text_in_the_standalone_file():
     assert handlers == []
     # what was printed is on the page, as text
     assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_a_trace_recorded_by_an_older_engine_moves_to_todays_run_keeping_the_query(app, client):
+    """As the trace page does: the code runs again, and the export is answered from its new id."""
+    code = "import torch\nx = torch.tensor(2.0, requires_grad=True)\n(x * x).backward()\n"
+    today = client.post("/api/traces", json={"code": code}).json()["id"]
+    older = trace_id(code, "2.13.0+gradtrace.0")
+    with sqlite3.connect(app.state.settings.db_path) as db:  # as an older server stored it
+        db.execute("UPDATE traces SET id = ?, engine = ? WHERE id = ?", (older, "old", today))
+    for path in (f"/t/{older}/export.gif?from=1&to=2", f"/t/{older}.png?step=2"):
+        answer = client.get(path, follow_redirects=False)
+        assert answer.status_code == 307
+        assert answer.headers["location"].endswith(path.replace(older, today))
+        assert client.get(answer.headers["location"]).status_code == 200
