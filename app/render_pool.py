@@ -13,7 +13,8 @@ So pages are drawn by a small pool of long-lived worker processes (app/render_wo
 - length-prefixed JSON both ways over pipes, never pickle; a reply larger than
   `max_reply_bytes` kills the worker too;
 - as many renders at once as workers, a bounded queue behind them, and RenderBusy past it
-  (the route answers 503 with Retry-After);
+  (the route answers 503 with Retry-After); exports, which may take a worker for a minute,
+  fewer at once than the workers, so that pages are drawn however many are asked for;
 - all waiting is asyncio on the pipes: no thread of the server's shared pool is held.
 
 Any failure of a task (budget, memory, a dead worker, a reply too large, the renderer raising)
@@ -67,6 +68,10 @@ class RenderSettings:
     budget_seconds: float = 4.0
     # an export draws every step of its range (up to app.export.options.MAX_FRAMES images)
     export_budget_seconds: float = 60.0
+    # exports at once: fewer than the workers, so that however many exports are asked for, a
+    # worker is left to draw pages (past it, RenderBusy at once rather than a long wait)
+    export_slots: int = 1
+    export_retry_after: int = 10  # seconds, for an export turned away
     start_seconds: float = 30.0  # a new worker's imports, before it says it is ready (not budget)
     memory_mib: int = 1024  # each worker's address space
     # each task's CPU backstop in the worker, past the longest budget (the budget acts first)
@@ -86,6 +91,7 @@ class RenderPool:
         self.settings = settings or RenderSettings()
         self._idle: asyncio.Queue[_Worker | None] | None = None
         self._admitted = 0  # tasks running or waiting
+        self._exporting = 0  # exports running or waiting
         self._closed = False
         self._live: set[_Worker] = set()  # every worker started and not yet stopped
         self._reaping: set[asyncio.Task] = set()
@@ -110,7 +116,15 @@ class RenderPool:
         """A file of the trace (app.export.make.export; `request` is an ExportRequest's fields):
         {"data": base64} or {"bad_option": message} or {"unavailable": message}."""
         task = {"kind": "export", "trace": trace, "ident": ident, "request": request}
-        return await self.run({**task, "live_url": live_url}, self.settings.export_budget_seconds)
+        slots = min(self.settings.export_slots, max(self.settings.workers - 1, 1))
+        if self._exporting >= slots:
+            raise RenderBusy(self.settings.export_retry_after)
+        self._exporting += 1
+        try:
+            budget = self.settings.export_budget_seconds
+            return await self.run({**task, "live_url": live_url}, budget)
+        finally:
+            self._exporting -= 1
 
     async def picture(self, trace: dict, request: dict) -> dict:
         """One step as a picture (app.export.make.picture; `request`: kind, view, theme, step),

@@ -278,3 +278,35 @@ def test_the_event_loop_keeps_ticking_while_big_pages_are_drawn():
         gc.unfreeze()
     assert all(page["rendered"]["steps"] for page in pages)
     assert len(gaps) > 5 and max(gaps) < 0.3, max(gaps)
+
+
+def test_exports_take_fewer_workers_than_there_are_so_pages_are_still_drawn():
+    """However many exports are asked for (each may hold a worker for a minute), one runs at a
+    time with two workers; the next is turned away at once, and a page is drawn meanwhile."""
+    trace = trace_snippet(SEED)
+
+    async def body(pool):
+        release = asyncio.Event()
+        real_run = pool.run
+
+        async def slow_export(request, budget=None):
+            if request["kind"] == "export":
+                await release.wait()  # a long export, holding its worker
+                return {"data": ""}
+            return await real_run(request, budget)
+
+        pool.run = slow_export
+        first = asyncio.ensure_future(pool.export(trace, "t", {"format": "gif"}, None))
+        await asyncio.sleep(0)
+        with pytest.raises(RenderBusy) as turned_away:  # at once: not after the first one ends
+            await asyncio.wait_for(pool.export(trace, "t", {"format": "pdf"}, None), 5)
+        page = await pool.page(trace, "t")  # the other worker draws pages
+        release.set()
+        await first
+        again = await pool.export(trace, "t", {"format": "zip"}, None)
+        return turned_away.value.retry_after, page, again
+
+    retry_after, page, again = _run(RenderSettings(workers=2, budget_seconds=60), body)
+    assert retry_after == RenderSettings.export_retry_after
+    assert page["rendered"]["steps"]
+    assert again == {"data": ""}  # a slot freed is a slot taken again
