@@ -117,12 +117,19 @@ async def _trace(request: Request, ident: str):
     return RedirectResponse(str(url), status_code=307)
 
 
-def _answer(made: dict, media_type: str, headers: dict) -> Response:
-    if "bad_option" in made:
-        return PlainTextResponse(made["bad_option"], status_code=422)
-    if "unavailable" in made:
-        return PlainTextResponse(made["unavailable"], status_code=503)
-    return Response(base64.b64decode(made["data"]), media_type=media_type, headers=headers)
+def _answer(made, media_type: str, headers: dict) -> Response:
+    """The worker's reply as an answer. It drew a hostile trace, so its reply is read as one of
+    its three shapes with text where text belongs, and anything else is a failure to draw."""
+    if not isinstance(made, dict):
+        made = {}
+    for key, status in (("bad_option", 422), ("unavailable", 503)):
+        if isinstance(made.get(key), str):
+            return PlainTextResponse(made[key][:1000], status_code=status)
+    try:
+        body = base64.b64decode(made.get("data"), validate=True)
+    except (TypeError, ValueError):  # binascii.Error is a ValueError
+        return _not_drawn(TooLargeToDraw("the render worker's reply was unreadable"))
+    return Response(body, media_type=media_type, headers=headers)
 
 
 def _not_drawn(failure: RenderBusy | TooLargeToDraw) -> Response:

@@ -234,3 +234,23 @@ def test_a_trace_recorded_by_an_older_engine_moves_to_todays_run_keeping_the_que
         assert answer.status_code == 307
         assert answer.headers["location"].endswith(path.replace(older, today))
         assert client.get(answer.headers["location"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "reply", [None, [], {}, {"data": 5}, {"data": "not base64!"}, {"bad_option": ["x"]}]
+)
+def test_a_render_workers_junk_reply_is_a_failure_to_draw_never_a_500(app, client, stored, reply):
+    ident, _ = stored
+    traces = app.state.traces
+    original = traces.export
+
+    async def junk(*_args):
+        return reply
+
+    traces.export = junk
+    try:
+        answer = client.get(f"/t/{ident}/export.pdf?from=2&to=3&theme=dark")
+    finally:
+        traces.export = original
+    assert answer.status_code == 422
+    assert "could not be drawn" in answer.text
