@@ -14,6 +14,7 @@ tests use `still`:
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from app.render.layout import SVG
@@ -40,16 +41,47 @@ def state_at(steps: list[dict], view: str, k: int) -> State:
     """The state of `view` after steps 0..k."""
     state = State()
     for step in steps[: k + 1]:
-        delta = step[view]
-        for i in delta.get("hide", ()):
-            state.visible.pop(i, None)
-        for i in delta.get("reveal", ()):
-            state.visible[i] = None
-        state.values.update(delta.get("values", {}))
-        state.grads.update(delta.get("grads", {}))
-        state.marks.update(delta.get("marks", {}))
+        _apply(state, step[view])
     state.focus = list(steps[k][view].get("focus", ())) if steps else []
     return state
+
+
+def states(steps: list[dict], view: str) -> Iterator[State]:
+    """`state_at(steps, view, k)` for every k in turn, folded in one pass (each a copy)."""
+    state = State()
+    for step in steps:
+        delta = step[view]
+        _apply(state, delta)
+        yield State(
+            visible=dict(state.visible),
+            values=dict(state.values),
+            grads=dict(state.grads),
+            marks=dict(state.marks),
+            focus=list(delta.get("focus", ())),
+        )
+
+
+def _apply(state: State, delta: dict) -> None:
+    for i in delta.get("hide", ()):
+        state.visible.pop(i, None)
+    for i in delta.get("reveal", ()):
+        state.visible[i] = None
+    state.values.update(delta.get("values", {}))
+    state.grads.update(delta.get("grads", {}))
+    state.marks.update(delta.get("marks", {}))
+
+
+def element_classes(state: State, gid: str, phase: str) -> list[str]:
+    """The classes a node or edge takes at a step, after the ones it is drawn with: hidden, its
+    mark, and focus (error, on an error step). static/fold.js's elementClasses is the same."""
+    classes = []
+    if gid not in state.visible:
+        classes.append("hidden")
+    if state.marks.get(gid):
+        classes.append(state.marks[gid])
+    if gid in state.focus:
+        classes.append("error" if phase == "error" else "focus")
+    return classes
 
 
 def frames(
@@ -94,7 +126,7 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
     step, so each text the state changed keeps its starting value in `data-start`."""
     steps = rendered["steps"]
     state = state_at(steps, view, k)
-    error = bool(steps) and steps[k]["phase"] == "error"
+    phase = steps[k]["phase"] if steps else "forward"
     root = ET.fromstring(rendered["views"][view]["svg"])
     ns = f"{{{SVG}}}"
     if standalone:
@@ -106,13 +138,7 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
         classes = (group.get("class") or "").split()
         if gid is None or not ({"node", "edge"} & set(classes)):
             continue
-        if gid not in state.visible:
-            classes.append("hidden")
-        if state.marks.get(gid):
-            classes.append(state.marks[gid])
-        if gid in state.focus:
-            classes.append("error" if error else "focus")
-        group.set("class", " ".join(classes))
+        group.set("class", " ".join(classes + element_classes(state, gid, phase)))
         for text in group.findall(f"{ns}text"):
             slot = text.get("class")
             texts = state.values if slot == "value" else state.grads if slot == "grad" else {}

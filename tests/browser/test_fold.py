@@ -1,9 +1,12 @@
 """static/fold.js folds steps the way app/render/playback does, on every snippet we know.
 
-Each trace is recorded and rendered in-process; Chromium imports /static/fold.js from the live
-server and folds every step of both views in one `evaluate`; the result must equal
-`playback.state_at` (visible set, values, grads, marks, focus), and the state classes
-`elementClasses` gives must equal the ones `playback.still` writes into the SVG.
+Each trace is recorded and rendered in-process (tests/corpus.py, shared with the other layers);
+Chromium imports /static/fold.js from the live server and folds every step of both views; the
+result must equal `playback.state_at` (visible set, values, grads, marks, focus), and the state
+classes `elementClasses` gives must equal the ones `playback.still` writes into the SVG
+(`playback.element_classes`). The
+snippets go to the browser in batches, many traces to one `evaluate`, and a batch's failure
+names each snippet that differed.
 """
 
 from __future__ import annotations
@@ -18,41 +21,49 @@ from app.examples import EXAMPLES
 from app.render import playback, render
 from app.render.layout import SVG
 from engine.tracer import trace_snippet
-from tests.engine.goldens import STEPWISE as GOLDEN_SNIPPETS
+from tests import corpus
 
 TESTS = Path(__file__).resolve().parents[1]
-GOLDEN = GOLDEN_SNIPPETS
 NARRATION = json.loads((TESTS / "app" / "render" / "golden" / "narration.json").read_text())
 TRUNCATED = next(s for s in NARRATION["snippets"] if s["slug"] == "truncated")
 VIEWS = ("tensors", "autograd")
-# playback.still re-parses the whole SVG per step (seconds for mlp-training's 385 steps), so a
-# long trace has its classes checked on this many steps, spread out, plus every error step
+# the classes of every element at every step make a big answer for a long trace: it has them
+# checked on this many steps, spread out, plus every error step
 MAX_STILLS = 48
+BATCHES = 16  # many traces per evaluate; enough batches to spread over the xdist workers
 
 
-def _cases() -> list:
-    cases = [pytest.param(s["source"], {}, id=f"golden-{s['slug']}") for s in GOLDEN]
-    cases += [pytest.param(e.code, {}, id=f"example-{e.slug}") for e in EXAMPLES]
-    cases.append(pytest.param(TRUNCATED["source"], {"max_events": 8}, id="truncated-at-8-events"))
-    cases.append(pytest.param(EXAMPLES[0].code, {"outcome": "cpu_limit"}, id="cpu-limit"))
+def _cases() -> list[tuple[str, str, dict]]:
+    """(name, source, options) of every golden snippet but the long ones, every example, a
+    truncated trace and a run a sandbox limit ended."""
+    cases = [(slug, source, {}) for slug, source in corpus.STEPWISE_SOURCES.items()]
+    cases.append(("truncated-at-8-events", TRUNCATED["source"], {"max_events": 8}))
+    cases.append(("cpu-limit", EXAMPLES[0].code, {"outcome": "cpu_limit"}))
     return cases
+
+
+CASES = _cases()
 
 
 def _rendered(source: str, options: dict) -> dict:
     options = dict(options)
     outcome = options.pop("outcome", None)
-    trace = trace_snippet(source, **options)
-    if outcome:  # how a sandbox limit ends a trace (app/sandbox sets it; here by hand)
-        trace["outcome"] = {"status": outcome, "message": "Stopped after 5 s of CPU time."}
+    if not outcome:
+        return corpus.rendered(source, **options)
+    trace = dict(trace_snippet(source, **options))
+    # how a sandbox limit ends a trace (app/sandbox sets it; here by hand)
+    trace["outcome"] = {"status": outcome, "message": "Stopped after 5 s of CPU time."}
     return render(trace)
 
 
-# One evaluate per trace: every step of every view, folded in a jumping order (first, last,
-# second, second to last, ...) with one checkpoints object, so checkpoints are both made and
-# reused. `breakage` swaps in a deliberately wrong fold, to show this test can fail.
+# One evaluate per batch of traces, sent and answered as JSON text. Per trace, every step of
+# every view, folded in a jumping order (first, last, second, second to last, ...) with one
+# checkpoints object, so checkpoints are both made and reused. `breakage` swaps in a
+# deliberately wrong fold, to show this test can fail.
 FOLD_EVERY_STEP = """
-async ([steps, views, classSteps, breakage]) => {
-  const real = await import("/static/fold.js");
+async (batch) => {
+const real = await import("/static/fold.js");
+return JSON.stringify(JSON.parse(batch).map(([steps, views, classSteps, breakage]) => {
   let foldView = real.foldView;
   let elementClasses = real.elementClasses;
   if (breakage === "step-behind") {
@@ -95,6 +106,7 @@ async ([steps, views, classSteps, breakage]) => {
     out[view] = folded;
   }
   return out;
+}));
 }
 """
 
@@ -135,12 +147,11 @@ def _class_steps(steps: list[dict]) -> list[int]:
     return sorted(spread | {k for k, step in enumerate(steps) if step["phase"] == "error"})
 
 
-def _still_classes(rendered: dict, view: str, k: int, drawn: dict) -> dict[str, list[str]]:
-    """The classes playback.still adds to each element at step k (after the drawn ones)."""
+def _expected_classes(state: playback.State, phase: str, ids: list[str]) -> dict[str, list[str]]:
+    """The classes playback.still adds to each element at a step (after the drawn ones)."""
     added = {}
-    for gid, classes in _drawn(playback.still(rendered, view, k)):
-        extra = classes[len(drawn[gid]) :]
-        if extra:
+    for gid in ids:
+        if extra := playback.element_classes(state, gid, phase):
             added[gid] = extra
     return added
 
@@ -150,9 +161,8 @@ def differences(rendered: dict, folded: dict, class_steps: list[int]) -> list[st
     steps = rendered["steps"]
     found: list[str] = []
     for view in VIEWS:
-        drawn = dict(_drawn(rendered["views"][view]["svg"]))
-        for k in range(len(steps)):
-            state = playback.state_at(steps, view, k)
+        ids = [gid for gid, _ in _drawn(rendered["views"][view]["svg"])]
+        for k, state in enumerate(playback.states(steps, view)):
             expected = {
                 "visible": sorted(state.visible),
                 "values": state.values,
@@ -165,7 +175,7 @@ def differences(rendered: dict, folded: dict, class_steps: list[int]) -> list[st
                 if got[key] != want:
                     found.append(f"{view} step {k} {key}: fold.js {got[key]!r}, playback {want!r}")
             if k in class_steps:
-                want = _still_classes(rendered, view, k, drawn)
+                want = _expected_classes(state, steps[k]["phase"], ids)
                 if got["classes"] != want:
                     wrong = {
                         i: (got["classes"].get(i), want.get(i))
@@ -178,20 +188,42 @@ def differences(rendered: dict, folded: dict, class_steps: list[int]) -> list[st
     return found
 
 
-def fold_in_browser(page, rendered: dict, breakage: str | None = None) -> tuple[dict, list[int]]:
-    class_steps = _class_steps(rendered["steps"])
-    views = {view: [i for i, _ in _drawn(rendered["views"][view]["svg"])] for view in VIEWS}
-    folded = page.evaluate(FOLD_EVERY_STEP, [rendered["steps"], views, class_steps, breakage])
+def fold_in_browser(page, batch: list[dict], breakage: str | None = None) -> list[tuple]:
+    """Each rendered trace of `batch` folded by fold.js in one evaluate: (folded, class steps)
+    per trace."""
+    traces = []
+    for rendered in batch:
+        views = {view: [i for i, _ in _drawn(rendered["views"][view]["svg"])] for view in VIEWS}
+        traces.append([rendered["steps"], views, _class_steps(rendered["steps"]), breakage])
+    # one JSON string each way: Playwright checks every value it carries, which for thousands
+    # of steps took far longer than the fold
+    folded = json.loads(page.evaluate(FOLD_EVERY_STEP, json.dumps(traces)))
     assert page.problems == [], f"JavaScript errors: {page.problems}"
-    return folded, class_steps
+    return [(f, t[2]) for f, t in zip(folded, traces, strict=True)]
 
 
-@pytest.mark.parametrize(("source", "options"), _cases())
-def test_fold_js_agrees_with_playback_on_every_step(fold_page, source, options):
-    rendered = _rendered(source, options)
-    assert rendered["steps"], "every trace has at least one step"
-    folded, class_steps = fold_in_browser(fold_page, rendered)
-    assert differences(rendered, folded, class_steps) == []
+def fold_one(page, rendered: dict, breakage: str | None = None) -> tuple[dict, list[int]]:
+    return fold_in_browser(page, [rendered], breakage)[0]
+
+
+@pytest.mark.parametrize("batch", range(BATCHES), ids=lambda b: f"batch-{b + 1}-of-{BATCHES}")
+def test_fold_js_agrees_with_playback_on_every_step(fold_page, batch):
+    cases = CASES[batch::BATCHES]
+    drawn = [_rendered(source, options) for _, source, options in cases]
+    assert all(rendered["steps"] for rendered in drawn), "every trace has at least one step"
+    folded = fold_in_browser(fold_page, drawn)
+    wrong = {
+        name: found
+        for (name, _, _), rendered, (steps, class_steps) in zip(cases, drawn, folded, strict=True)
+        if (found := differences(rendered, steps, class_steps))
+    }
+    assert wrong == {}
+
+
+def test_every_case_is_in_one_batch():
+    names = [name for batch in range(BATCHES) for name, _, _ in CASES[batch::BATCHES]]
+    assert sorted(names) == sorted(name for name, _, _ in CASES) and len(set(names)) == len(names)
+    assert len(CASES) > 800
 
 
 ERROR_EXAMPLE = next(e for e in EXAMPLES if e.slug == "inplace-error")
@@ -208,7 +240,7 @@ MULTI_PASS_EXAMPLE = next(e for e in EXAMPLES if e.slug == "mlp-training")
 )
 def test_a_wrong_fold_is_caught(fold_page, breakage, example):
     rendered = _rendered(example.code, {})
-    folded, class_steps = fold_in_browser(fold_page, rendered, breakage)
+    folded, class_steps = fold_one(fold_page, rendered, breakage)
     assert differences(rendered, folded, class_steps) != []
 
 
@@ -218,7 +250,7 @@ def test_an_error_step_turns_its_focus_into_error(fold_page):
     k, step = next((k, s) for k, s in enumerate(rendered["steps"]) if s["phase"] == "error")
     failing = step["autograd"]["focus"]
     assert failing, "the in-place error names the node it failed at"
-    folded, _ = fold_in_browser(fold_page, rendered)
+    folded, _ = fold_one(fold_page, rendered)
     classes = folded["autograd"][k]["classes"]
     assert all("error" in classes[i] and "focus" not in classes[i] for i in failing)
 

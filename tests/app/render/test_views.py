@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from functools import cache
 
 import pytest
 
 from app.render import render
 from app.render.layout import SVG
-from app.render.playback import state_at, still
+from app.render.playback import element_classes, state_at, states, still
 from engine.tracer import trace_snippet
-from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
+from tests import corpus
 
 NS = {"svg": SVG}
 VIEWS = ("tensors", "autograd")
@@ -115,9 +114,8 @@ SNIPPETS = {
 }
 
 
-@cache
 def rendered(name: str) -> dict:
-    return render(trace_snippet(SNIPPETS[name]))
+    return corpus.rendered(SNIPPETS[name])
 
 
 def svg_ids(svg: str) -> dict[str, ET.Element]:
@@ -177,6 +175,37 @@ def test_positions_are_identical_at_every_step(name):
         base = _geometry(view["views"][vname]["svg"])
         for k in range(len(view["steps"])):
             assert _geometry(still(view, vname, k)) == base, f"step {k} moved something"
+
+
+@pytest.mark.parametrize("name", ["training", "errors"])
+def test_states_fold_every_step_as_state_at_does(name):
+    view = rendered(name)
+    for vname in VIEWS:
+        folded = list(states(view["steps"], vname))
+        assert folded == [state_at(view["steps"], vname, k) for k in range(len(view["steps"]))]
+
+
+def _classes(svg: str) -> dict[str, list[str]]:
+    return {
+        group.get("id"): group.get("class").split()
+        for group in ET.fromstring(svg).iter(f"{{{SVG}}}g")
+        if {"node", "edge"} & set((group.get("class") or "").split()) and group.get("id")
+    }
+
+
+@pytest.mark.parametrize("name", ["training", "errors"])
+def test_a_still_adds_the_element_classes_of_its_step(name):
+    """What still writes is element_classes, which the fold test holds fold.js to."""
+    view = rendered(name)
+    for vname in VIEWS:
+        drawn = _classes(view["views"][vname]["svg"])
+        for k, state in enumerate(states(view["steps"], vname)):
+            phase = view["steps"][k]["phase"]
+            want = {
+                gid: [*classes, *element_classes(state, gid, phase)]
+                for gid, classes in drawn.items()
+            }
+            assert _classes(still(view, vname, k)) == want, f"{vname} step {k}"
 
 
 def test_the_two_views_can_share_a_page():
@@ -350,22 +379,17 @@ def test_ids_are_the_traces():
 UNFILLED = re.compile(r"\{(\d+|g|i)\}")  # a narration template slot left unfilled
 
 
-def test_every_snippet_the_engine_knows_renders():
-    """The engine's ~375 golden snippets (every op, error and feature it has): each renders,
-    each step has words, and every id a step names is drawn in its view."""
-    snippets = GOLDEN_SNIPPETS
-    for snippet in snippets:
-        view = render(trace_snippet(snippet["source"]))
-        for vname in VIEWS:
-            ids = set(svg_ids(view["views"][vname]["svg"]))
-            for step in view["steps"]:
-                assert step["text"] and not UNFILLED.search(step["text"]), (snippet["slug"], step)
-                delta = step[vname]
-                named = [*delta.get("reveal", ()), *delta.get("hide", ()), *delta.get("focus", ())]
-                named += [
-                    *delta.get("values", {}),
-                    *delta.get("grads", {}),
-                    *delta.get("marks", {}),
-                ]
-                missing = set(named) - ids
-                assert not missing, (snippet["slug"], vname, step["index"], missing)
+@pytest.mark.parametrize("snippet", corpus.SNIPPETS, ids=lambda s: s["slug"])
+def test_every_snippet_the_engine_knows_renders(snippet):
+    """The engine's golden snippets (every op, error and feature it has), the long ones too:
+    each renders, each step has words, and every id a step names is drawn in its view."""
+    view = corpus.rendered(snippet["source"])
+    for vname in VIEWS:
+        ids = set(svg_ids(view["views"][vname]["svg"]))
+        for step in view["steps"]:
+            assert step["text"] and not UNFILLED.search(step["text"]), step
+            delta = step[vname]
+            named = [*delta.get("reveal", ()), *delta.get("hide", ()), *delta.get("focus", ())]
+            named += [*delta.get("values", {}), *delta.get("grads", {}), *delta.get("marks", {})]
+            missing = set(named) - ids
+            assert not missing, (vname, step["index"], missing)

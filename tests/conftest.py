@@ -1,0 +1,38 @@
+"""What every test shares: Hypothesis's budget, the markers, and the shared corpus's guard.
+
+Markers (docs: README, "Tests"): every test under tests/browser is `browser`; `slow` marks a
+test that takes many seconds on its own; `alone` marks one that floods the machine (many
+sandboxed children, a server under load) and so runs after the parallel part, by itself.
+`make test` runs them all; `make test-fast` leaves out `browser` and `slow`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+BROWSER = Path(__file__).parent / "browser"
+
+# Hypothesis's example counts: sized to the suite's budget by default; `thorough` for a
+# developer who changes an op's backward (`pytest --hypothesis-profile=thorough`).
+settings.register_profile("suite", max_examples=8, deadline=None)
+settings.register_profile("thorough", max_examples=100, deadline=None)
+settings.load_profile("suite")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(BROWSER):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_results_stay_unchanged():
+    """The corpus's traces and drawings are shared by every test: none may change them."""
+    yield
+    corpus = sys.modules.get("tests.corpus")  # loaded by the tests that read it, if any ran
+    if corpus is not None:
+        assert corpus.changed() == [], "a test changed a shared trace or drawing: copy it first"
