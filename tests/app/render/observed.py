@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from app.render import playback
 from engine.tracer import Tracer, trace_snippet
 
 MISSING = object()  # the tensor was garbage collected: the program cannot print it
@@ -84,6 +86,39 @@ def ended_steps(final: list[dict]) -> Iterator[tuple[int, int]]:
             last_seq = step["seq"][1]
         if last_seq >= 0:
             yield k, last_seq
+
+
+def ended_states(final: list[dict], *views: str) -> Iterator[tuple[int, int, tuple]]:
+    """`ended_steps`, each with the state of every view in `views` at step k (folded once, in
+    one pass, not from the start for every step)."""
+    ends = dict(ended_steps(final))
+    folds = [playback.states(final, view) for view in views]
+    for k, states in enumerate(zip(*folds, strict=True)):
+        if k in ends:
+            yield k, ends[k], states
+
+
+def versions(trace: dict) -> list[dict[str, int]]:
+    """Per event seq, the version of every tensor an in-place change has reached by then
+    (only the changed ones, shared between seqs until the next change)."""
+    now: dict[str, int] = {}
+    out = []
+    for event in trace["events"]:
+        if event["kind"] == "inplace":
+            now = {**now, event["tensor"]: event["version"]}
+        out.append(now)
+    return out
+
+
+def timeline(detail: str | list) -> Callable[[int], str]:
+    """A fact (contract C1: a string, or [step, text] pairs from step 0) as step k → what it
+    says at step k."""
+    if isinstance(detail, str):
+        return lambda k: detail
+    starts = [step for step, _ in detail]
+    assert starts[0] == 0 and starts == sorted(starts)
+    texts = [text for _, text in detail]
+    return lambda k: texts[bisect_right(starts, k) - 1]
 
 
 def agrees(said: str, actual: object) -> bool:

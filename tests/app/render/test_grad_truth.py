@@ -29,11 +29,17 @@ from app.examples import EXAMPLES
 from app.render import graph, playback, steps
 from app.render.inspector import facts
 from engine import printing
-from tests.app.render.observed import MISSING, agrees, ended_steps, observed_run
-from tests.engine.goldens import STEPWISE as GOLDEN_SNIPPETS
+from tests.app.render.observed import (
+    MISSING,
+    agrees,
+    ended_states,
+    ended_steps,
+    observed_run,
+    timeline,
+    versions,
+)
+from tests.corpus import STEPWISE_SOURCES as SNIPPETS
 
-SNIPPETS = {s["slug"]: s["source"] for s in GOLDEN_SNIPPETS}
-SNIPPETS.update({f"example-{e.slug}": e.code for e in EXAMPLES})
 EXAMPLES_BY_SLUG = {e.slug: e.code for e in EXAMPLES}
 
 _ELEMENT = re.compile(r"^(t\d+)(?:-v\d+)?$")
@@ -64,33 +70,49 @@ def disagreements(trace: dict, after: list, scene: graph.Scene, final: list[dict
     )
 
 
-def shown_at(detail: str | list, k: int) -> str:
-    """What a fact (contract C1: a string, or [step, text] pairs from step 0) says at step k."""
-    if isinstance(detail, str):
-        return detail
-    assert detail[0][0] == 0 and [s for s, _ in detail] == sorted(s for s, _ in detail)
-    return [text for step, text in detail if step <= k][-1]
-
-
 def inspector_disagreements(trace, after, scene, final) -> list[str]:
     """The inspector's `.grad` row, as print(t.grad) would show it at each step."""
     ids = [*scene.tensors.elements, *scene.autograd.elements]
-    rows = facts(trace, ids, final)
+    rows = {}  # element → (its tensor id, what its .grad row says at step k)
+    for element, facts_of in facts(trace, ids, final).items():
+        match = _ELEMENT.match(element)
+        grad = [d for term, d in facts_of if term == ".grad"]
+        if match and grad:
+            rows[element] = (match.group(1), timeline(grad[0]))
+    printed = Printed()
     bad = []
     for k, last_seq in ended_steps(final):
-        for element, facts_of in rows.items():
-            match = _ELEMENT.match(element)
-            grad = [d for term, d in facts_of if term == ".grad"]
-            if not match or not grad:
-                continue
-            text = shown_at(grad[0], k)
-            actual = after[last_seq].get(match.group(1), MISSING)
+        for element, (tid, said) in rows.items():
+            text = said(k)
+            actual = after[last_seq].get(tid, MISSING)
             if actual is MISSING or text.startswith("a "):
                 continue
-            want = "None" if actual is None else printing.tensor_repr(actual, actual.dtype.name)
+            want = printed(tid, actual)
             if text != want:
                 bad.append(f"step {k + 1}: inspector says {element}.grad is {text!r}, not {want!r}")
     return bad
+
+
+class Printed:
+    """print(t.grad)'s text for a tensor's grad after an event; the last one is kept for each
+    tensor, since a grad is the same over most events and printing it is the costly part."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, tuple[np.ndarray, str]] = {}
+
+    def __call__(self, tid: str, grad: np.ndarray | None) -> str:
+        if grad is None:
+            return "None"
+        before = self.last.get(tid)
+        if before is not None and _same(before[0], grad):
+            return before[1]
+        text = printing.tensor_repr(grad, grad.dtype.name)
+        self.last[tid] = (grad, text)
+        return text
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def first_grads(after: list[dict[str, object]]) -> dict[str, int]:
@@ -103,18 +125,6 @@ def first_grads(after: list[dict[str, object]]) -> dict[str, int]:
     return first
 
 
-def versions(trace: dict) -> list[dict[str, int]]:
-    """Per event seq, the version of every tensor an in-place change has reached by then
-    (only the changed ones, shared between seqs until the next change)."""
-    now: dict[str, int] = {}
-    out = []
-    for event in trace["events"]:
-        if event["kind"] == "inplace":
-            now = {**now, event["tensor"]: event["version"]}
-        out.append(now)
-    return out
-
-
 def drawn_disagreements(trace, after, scene, final) -> list[str]:
     accumulators = {
         nid: record["variable"]
@@ -124,9 +134,8 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
     bad = []
     first = first_grads(after)
     version_at = versions(trace)
-    for k, last_seq in ended_steps(final):
+    for k, last_seq, (tensors, autograd) in ended_states(final, "tensors", "autograd"):
         truth = after[last_seq]
-        tensors = playback.state_at(final, "tensors", k)
         for tid, since in first.items():
             element = scene.version.get((tid, version_at[last_seq].get(tid, 0)), tid)
             if since > last_seq or element not in tensors.visible:
@@ -144,7 +153,6 @@ def drawn_disagreements(trace, after, scene, final) -> list[str]:
             actual = truth.get(match.group(1), MISSING)
             if actual is not MISSING and not agrees(said, actual):
                 bad.append(f"step {k + 1}: {element} shows {text!r}, .grad is {actual!r}")
-        autograd = playback.state_at(final, "autograd", k)
         for element, text in autograd.values.items():
             leaf = accumulators.get(element)
             prefix = f"{scene.labels.get(leaf, '')}.grad = "

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from app.render import render
 from app.render.inspector import facts
-from engine.tracer import trace_snippet
-from tests.app.render.test_grad_truth import SNIPPETS
+from tests import corpus
+from tests.corpus import STEPWISE_SOURCES as SNIPPETS
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "saved_names.json").read_text())
 PYTORCH = {name: set(attrs) for name, attrs in GOLDEN["saved"].items()}
@@ -26,8 +25,7 @@ _NAME = re.compile(r"\b_saved_\w+")
 
 def shown_names(code: str) -> dict[str, set[str]]:
     """grad_fn class → the `_saved_*` names the inspector shows for its nodes in this run."""
-    trace = trace_snippet(code)
-    drawn = render(trace)
+    trace, drawn = corpus.traced(code), corpus.rendered(code)
     ids = [i for view in drawn["views"].values() for i in view["ids"]]
     rows = facts(trace, ids, drawn["steps"])
     shown: dict[str, set[str]] = {}

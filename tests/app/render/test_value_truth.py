@@ -18,9 +18,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.render import graph, playback, steps
-from tests.app.render.observed import MISSING, agrees, ended_steps, observed_run, value_of
-from tests.app.render.test_grad_truth import SNIPPETS, versions
+from app.render import graph, steps
+from tests.app.render.observed import (
+    MISSING,
+    agrees,
+    ended_states,
+    observed_run,
+    value_of,
+    versions,
+)
+from tests.corpus import STEPWISE_SOURCES as SNIPPETS
 
 # Golden snippets that change a tensor's storage through an alias the trace does not follow
 # (see "Not recorded" in docs/trace-format.md): each is checked to still disagree, so that fixing
@@ -46,8 +53,7 @@ def disagreements(trace: dict, after: list, scene: graph.Scene, final: list[dict
     elements = scene.tensors.elements
     version_at = versions(trace)
     bad = []
-    for k, last_seq in ended_steps(final):
-        state = playback.state_at(final, "tensors", k)
+    for k, last_seq, (state,) in ended_states(final, "tensors"):
         for tid, actual in after[last_seq].items():
             element = scene.version.get((tid, version_at[last_seq].get(tid, 0)), tid)
             drawn = elements.get(element)
