@@ -16,9 +16,10 @@ from hypothesis import settings
 
 BROWSER = Path(__file__).parent / "browser"
 
-# Hypothesis's example counts: sized to the suite's budget by default; `thorough` for a
-# developer who changes an op's backward (`pytest --hypothesis-profile=thorough`).
-settings.register_profile("suite", max_examples=8, deadline=None)
+# Hypothesis's example count for the tests that do not set their own: the finite-difference
+# checks of every op (tests/engine/test_gradients.py), a few examples each within the suite's
+# budget; `pytest --hypothesis-profile=thorough` for a developer who changes a backward.
+settings.register_profile("suite", max_examples=6, deadline=None)
 settings.register_profile("thorough", max_examples=100, deadline=None)
 settings.load_profile("suite")
 

@@ -17,7 +17,7 @@ from app.sandbox import statuses, validate
 from app.sandbox.child import empty_trace
 from app.sandbox.settings import SandboxSettings
 from engine.tracer import DEFAULT_MAX_EVENTS, TRACE_VERSION, trace_snippet
-from tests.engine.goldens import SNIPPETS as GOLDEN_SNIPPETS
+from tests import corpus
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "docs" / "trace.schema.json").read_text()
@@ -46,8 +46,8 @@ def test_every_status_but_ok_and_error_has_a_sentence_for_learners():
 
 def test_the_validator_checks_exactly_the_event_kinds_the_tracer_emits():
     emitted = set()
-    for snippet in GOLDEN_SNIPPETS:
-        emitted |= {event["kind"] for event in trace_snippet(snippet["source"])["events"]}
+    for snippet in corpus.SNIPPETS:
+        emitted |= {event["kind"] for event in corpus.traced(snippet["source"])["events"]}
     assert emitted == set(validate.EVENT_KINDS)
 
 

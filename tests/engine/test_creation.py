@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine as torch
@@ -87,6 +87,7 @@ def test_as_tensor_copies_only_to_change_dtype():
     assert not np.shares_memory(torch.as_tensor(a, dtype=torch.float32).numpy(), a)
 
 
+@settings(max_examples=100)  # cheap: more than the suite profile's few
 @given(st.lists(st.one_of(st.integers(-5, 5), st.floats(-5, 5), st.booleans()), min_size=1))
 def test_tensor_of_python_numbers_infers_as_pytorch(values):
     t = torch.tensor(values)
@@ -101,6 +102,7 @@ def test_tensor_of_python_numbers_infers_as_pytorch(values):
 # ***** ranges *****
 
 
+@settings(max_examples=100)
 @given(
     st.floats(-50, 50, allow_nan=False),
     st.floats(0.01, 5, allow_nan=False),

@@ -166,11 +166,11 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
 def test_long_runs_and_only_they_are_flagged_long() -> None:
     """The app's step-by-step oracles skip `long` snippets: a flag must not hide a short one,
     and a new training loop at the event cap must say it is long."""
-    from engine.tracer import trace_snippet
+    from tests import corpus
 
     wrong = [
         s["slug"]
         for s in SNIPPETS
-        if (len(trace_snippet(s["source"])["events"]) > LONG_RUN_EVENTS) != bool(s.get("long"))
+        if (len(corpus.traced(s["source"])["events"]) > LONG_RUN_EVENTS) != bool(s.get("long"))
     ]
     assert not wrong, f"flag long exactly the snippets past {LONG_RUN_EVENTS} events: {wrong}"

@@ -29,7 +29,8 @@ from tests.engine.fd import (
     weights,
 )
 
-SETTINGS = settings(max_examples=25, deadline=None)
+# the example count is the profile's (tests/conftest.py): `--hypothesis-profile=thorough` for more
+SETTINGS = settings(deadline=None)
 
 
 # ***** strategies *****

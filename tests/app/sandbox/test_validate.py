@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from app.render import narrate, render
 from app.sandbox import SandboxSettings, validate
 from engine.tracer import DEFAULT_MAX_EVENTS, trace_snippet
+from tests import corpus
 from tests.engine.goldens import BY_SLUG
 from tests.timing import cpu_seconds
 
@@ -88,14 +89,10 @@ def test_real_traces_pass_unchanged(traces):
         assert validate.parse(_payload(trace)) == trace
 
 
-def test_every_engine_golden_snippet_passes():
-    from tests.engine.goldens import SNIPPETS
-
-    for snippet in SNIPPETS:
-        trace = trace_snippet(
-            snippet["source"], max_events=snippet.get("max_events") or DEFAULT_MAX_EVENTS
-        )
-        validate.check(trace)
+@pytest.mark.parametrize("snippet", corpus.SNIPPETS, ids=lambda s: s["slug"])
+def test_every_engine_golden_snippet_passes(snippet):
+    trace = corpus.traced(snippet["source"], snippet.get("max_events") or DEFAULT_MAX_EVENTS)
+    assert validate.parse(_payload(trace)) == trace
 
 
 def test_the_checked_event_kinds_are_the_schemas():
