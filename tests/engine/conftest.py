@@ -1,19 +1,46 @@
-"""Remember which engine tests this session runs, for the op-coverage check."""
+"""Which finite-difference checks this process ran, for the op-coverage check.
+
+tests/engine/test_op_coverage.py requires a finite-difference check for every op the engine
+has, from the ops the checks of tests/engine/test_gradients.py met (fd.CHECKED), which is
+whole only once every one of them ran here. Under xdist the two files are one group (one
+worker, in file order); otherwise (the coverage test alone, `-k`, a failed check) the coverage
+test runs the checks itself in a child pytest, which writes its fd.CHECKED where fd.REPORT says.
+"""
 
 from __future__ import annotations
 
-FD_FILE = "test_gradients.py"
+import json
+import os
+
+import pytest
+
+from tests.engine import fd
 
 
-def pytest_collection_finish(session) -> None:
-    # the finite-difference coverage can only be judged when every check in the file runs first
-    items = session.items
-    names = [item.path.name for item in items]
-    session.config.stash_fd_complete = FD_FILE in names and not getattr(
-        session.config, "fd_deselected", False
-    )
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    group = pytest.mark.xdist_group("finite-differences")
+    for item in items:
+        if item.path.name == fd.CHECKS_FILE or item.name == fd.COVERAGE_TEST:
+            item.add_marker(group)
 
 
-def pytest_deselected(items) -> None:
-    if any(item.path.name == FD_FILE for item in items):
-        items[0].config.fd_deselected = True
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # the node ids as reports carry them (xdist adds the group to them)
+    fd.COLLECTED.update(i.nodeid for i in session.items if i.path.name == fd.CHECKS_FILE)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if any(item.path.name == fd.CHECKS_FILE for item in items):
+        fd.SOME_LEFT_OUT = True
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.passed and report.nodeid in fd.COLLECTED:
+        fd.PASSED.add(report.nodeid)
+
+
+def pytest_sessionfinish() -> None:
+    if path := os.environ.get(fd.REPORT):
+        with open(path, "w") as out:
+            json.dump(sorted(fd.CHECKED), out)

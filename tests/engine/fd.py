@@ -17,6 +17,22 @@ from engine import nn
 
 CHECKED: set[str] = set()  # grad_fn class names some finite-difference check has covered
 
+# CHECKED is whole only once every check of CHECKS_FILE ran and passed in this process
+# (tests/engine/conftest.py notes them); a child pytest writes its CHECKED to the file named
+# by the REPORT variable (tests/engine/test_op_coverage.py)
+CHECKS_FILE = "test_gradients.py"
+COVERAGE_TEST = "test_every_op_has_a_finite_difference_check"
+REPORT = "GRADTRACE_FD_CHECKED"
+COLLECTED: set[str] = set()  # node ids of the checks collected in this process
+PASSED: set[str] = set()  # and of those that passed
+SOME_LEFT_OUT = False  # some check was deselected (-k, -m)
+
+
+def every_check_ran() -> bool:
+    """Whether each finite-difference check was collected, run and passed in this process."""
+    return bool(COLLECTED) and not SOME_LEFT_OUT and PASSED == COLLECTED
+
+
 EPS, RTOL, ATOL = 1e-6, 1e-4, 1e-6
 
 Leaf = Callable[[np.ndarray, bool], torch.Tensor]
