@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: install system-libs browser serve test lint bench goldens clean
+.PHONY: install system-libs browser serve test test-fast lint bench goldens clean
 
 install: $(STAMP) system-libs
 
@@ -41,10 +41,19 @@ browser:
 serve: install
 	$(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
 
+# The whole suite on every core (pytest-xdist; the finite-difference checks and their coverage
+# check are one group), then the tests marked `alone`, which flood the machine, by themselves.
+PARALLEL := -n auto --dist loadgroup
+
 test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PARALLEL) -m "not alone"
+	$(BIN)/python -m pytest -m alone
+
+# The edit-run loop: everything but the browser, the slow and the machine-flooding tests.
+test-fast: install
+	$(BIN)/python -m pytest $(PARALLEL) -m "not browser and not slow and not alone"
 
 lint: install
 	$(BIN)/ruff check .
