@@ -41,6 +41,10 @@ browser:
 serve: install
 	$(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
 
+# Python and pytest keep compiled (and assertion-rewritten) modules as bytecode between runs:
+# a later run collects in half the time. Some shells turn that off; the tests want it on.
+unexport PYTHONDONTWRITEBYTECODE
+
 # The whole suite on every core (pytest-xdist; the finite-difference checks and their coverage
 # check are one group), then the tests marked `alone`, which flood the machine, by themselves.
 PARALLEL := -n auto --dist loadgroup
