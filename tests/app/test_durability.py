@@ -129,6 +129,7 @@ class Server:
         self.log.close()
 
 
+@pytest.mark.alone
 def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
     db = tmp_path / "traces.db"
     log = tmp_path / "server.log"
