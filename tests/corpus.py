@@ -10,6 +10,9 @@ are made the first time a test asks and shared after that (once per xdist worker
 The trace is made as the sandbox's child makes it (the front door's importer), so the hardened
 child's trace must equal it byte for byte (tests/app/sandbox/test_engine_ops.py).
 
+A layer's test takes the snippets as `spread(...)`: all of them in `make test`, one in eight in
+`make test-fast`.
+
 What is shared must not be changed: a test that needs to break a trace copies it first.
 `changed()` says which shared results differ from what was made, and the session's last
 teardown (tests/conftest.py) fails on any.
@@ -19,7 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable
 from functools import cache
+
+import pytest
 
 from app.examples import EXAMPLES
 from app.render import render
@@ -32,7 +38,9 @@ from tests.engine.goldens import SNIPPETS, STEPWISE
 STEPWISE_SOURCES: dict[str, str] = {s["slug"]: s["source"] for s in STEPWISE}
 STEPWISE_SOURCES.update({f"example-{e.slug}": e.code for e in EXAMPLES})
 
-__all__ = ["SNIPPETS", "STEPWISE", "STEPWISE_SOURCES", "changed", "rendered", "traced"]
+__all__ = ["SNIPPETS", "STEPWISE", "STEPWISE_SOURCES", "changed", "rendered", "spread", "traced"]
+
+FAST_SHARE = 8  # `make test-fast` walks one snippet in this many through each layer
 
 _made: dict[tuple, tuple[object, str]] = {}  # (what, source, max_events) → (result, fingerprint)
 
@@ -58,6 +66,15 @@ def rendered(source: str, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """render() of that trace: both views drawn and the narrated steps. Shared: do not change
     it."""
     return _kept(("rendered", source, max_events), render(traced(source, max_events)))
+
+
+def spread(items: Iterable, id_of: Callable[[object], str] = str) -> list:
+    """`items` as pytest params, all but every FAST_SHARE-th marked `slow`: `make test` walks a
+    layer over every one, `make test-fast` (no `slow`) over a spread of them."""
+    return [
+        pytest.param(item, id=id_of(item), marks=() if i % FAST_SHARE == 0 else pytest.mark.slow)
+        for i, item in enumerate(items)
+    ]
 
 
 def changed() -> list[str]:

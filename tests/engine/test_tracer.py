@@ -298,7 +298,7 @@ def test_docs_worked_example_is_a_real_trace() -> None:
     assert shown == run(code)
 
 
-@pytest.mark.parametrize("golden", GOLDEN, ids=[g["slug"] for g in GOLDEN])
+@pytest.mark.parametrize("golden", corpus.spread(GOLDEN, lambda g: g["slug"]))
 def test_traced_snippets_still_behave_as_pytorch(golden: dict[str, Any]) -> None:
     """Tracing changes nothing: the output and error PyTorch 2.13 gave, in a valid trace."""
     trace = check(corpus.traced(golden["source"]))

@@ -29,6 +29,7 @@ from app.examples import EXAMPLES
 from app.render import graph, playback, steps
 from app.render.inspector import facts
 from engine import printing
+from tests import corpus
 from tests.app.render.observed import (
     MISSING,
     agrees,
@@ -172,7 +173,7 @@ READ_BEFORE_TOLD = {
 }
 
 
-@pytest.mark.parametrize("slug", sorted(SNIPPETS))
+@pytest.mark.parametrize("slug", corpus.spread(sorted(SNIPPETS)))
 def test_no_label_states_a_grad_the_program_does_not_hold(slug):
     found = falsehoods(SNIPPETS[slug])
     if slug in READ_BEFORE_TOLD:

@@ -38,7 +38,7 @@ def shown_names(code: str) -> dict[str, set[str]]:
     return shown
 
 
-@pytest.mark.parametrize("slug", sorted(SNIPPETS))
+@pytest.mark.parametrize("slug", corpus.spread(sorted(SNIPPETS)))
 def test_saved_tensors_have_pytorchs_names(slug):
     wrong = {
         name: sorted(names - PYTORCH[name])

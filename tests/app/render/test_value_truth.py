@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from app.render import graph, steps
+from tests import corpus
 from tests.app.render.observed import (
     MISSING,
     agrees,
@@ -67,7 +68,7 @@ def disagreements(trace: dict, after: list, scene: graph.Scene, final: list[dict
     return bad
 
 
-@pytest.mark.parametrize("slug", sorted(SNIPPETS))
+@pytest.mark.parametrize("slug", corpus.spread(sorted(SNIPPETS)))
 def test_no_box_shows_a_value_the_tensor_does_not_hold(slug):
     found = false_values(SNIPPETS[slug])
     if slug in UNSEEN_WRITES:

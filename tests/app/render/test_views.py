@@ -379,7 +379,7 @@ def test_ids_are_the_traces():
 UNFILLED = re.compile(r"\{(\d+|g|i)\}")  # a narration template slot left unfilled
 
 
-@pytest.mark.parametrize("snippet", corpus.SNIPPETS, ids=lambda s: s["slug"])
+@pytest.mark.parametrize("snippet", corpus.spread(corpus.SNIPPETS, lambda s: s["slug"]))
 def test_every_snippet_the_engine_knows_renders(snippet):
     """The engine's golden snippets (every op, error and feature it has), the long ones too:
     each renders, each step has words, and every id a step names is drawn in its view."""

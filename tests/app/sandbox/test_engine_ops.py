@@ -53,7 +53,9 @@ def test_there_are_golden_snippets():
     assert len(SNIPPETS) > 300
 
 
-@pytest.mark.parametrize("batch", range(BATCHES), ids=lambda b: f"batch-{b + 1}-of-{BATCHES}")
+@pytest.mark.parametrize(
+    "batch", corpus.spread(range(BATCHES), lambda b: f"batch-{b + 1}-of-{BATCHES}")
+)
 def test_a_golden_snippet_traces_the_same_in_a_hardened_child(batch, sandbox, layers):
     snippets = SNIPPETS[batch::BATCHES]
 

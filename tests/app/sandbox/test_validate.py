@@ -89,7 +89,7 @@ def test_real_traces_pass_unchanged(traces):
         assert validate.parse(_payload(trace)) == trace
 
 
-@pytest.mark.parametrize("snippet", corpus.SNIPPETS, ids=lambda s: s["slug"])
+@pytest.mark.parametrize("snippet", corpus.spread(corpus.SNIPPETS, lambda s: s["slug"]))
 def test_every_engine_golden_snippet_passes(snippet):
     trace = corpus.traced(snippet["source"], snippet.get("max_events") or DEFAULT_MAX_EVENTS)
     assert validate.parse(_payload(trace)) == trace
