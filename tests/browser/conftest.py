@@ -11,12 +11,17 @@ import os
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 from tests.live_server import free_port, serving, uvicorn_command
 
 CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# How long an expect() waits for what it expects: a hang guard, not a speed check, as long as
+# Playwright's own for actions. Its 5 s failed good changes when xdist workers, their servers'
+# sandboxes and renderers share two cores; a page that never gets there still fails.
+expect.set_options(timeout=30_000)
+
 CHROMIUM_ARGS = [
     "--no-sandbox",  # CI runs as root
     "--disable-gpu",
