@@ -47,7 +47,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # The whole suite on every core (pytest-xdist; the finite-difference checks and their coverage
 # check are one group), then the tests marked `alone`, which flood the machine, by themselves.
-PARALLEL := -n auto --dist loadgroup
+PARALLEL := -n auto --dist loadgroup --durations=15
 
 test: install browser
 	$(BIN)/ruff check .

@@ -8,7 +8,10 @@ sandboxed children, a server under load) and so runs after the parallel part, by
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,21 @@ BROWSER = Path(__file__).parent / "browser"
 settings.register_profile("suite", max_examples=6, deadline=None)
 settings.register_profile("thorough", max_examples=100, deadline=None)
 settings.load_profile("suite")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """tests/corpus.py's folder for the xdist workers of this run to share what they trace and
+    render: made by the run's first process before it starts the workers, which inherit it."""
+    if getattr(config.option, "numprocesses", None):
+        from tests.corpus import SHARED
+
+        if SHARED not in os.environ:
+            os.environ[SHARED] = config.corpus_folder = tempfile.mkdtemp(prefix="corpus-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if folder := getattr(config, "corpus_folder", None):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

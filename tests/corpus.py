@@ -5,7 +5,8 @@ go through every layer: the tracer and the schema, the sandbox's validator and i
 child, the renderer, the player's fold in the browser, the grad and value oracles, the
 inspector's names. Each layer checks something of its own, but they all start from the same
 trace and the same drawing, so they read them here: `traced(source)` and `rendered(source)`
-are made the first time a test asks and shared after that (once per xdist worker).
+are made the first time a test asks and shared after that, by the xdist workers too (a folder
+of the run's, SHARED).
 
 The trace is made as the sandbox's child makes it (the front door's importer), so the hardened
 child's trace must equal it byte for byte (tests/app/sandbox/test_engine_ops.py).
@@ -22,8 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import pickle
 from collections.abc import Callable, Iterable
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -44,12 +48,26 @@ FAST_SHARE = 8  # `make test-fast` walks one snippet in this many through each l
 
 _made: dict[tuple, tuple[object, str]] = {}  # (what, source, max_events) → (result, fingerprint)
 
+# A folder the xdist workers of one run share (tests/conftest.py makes it before they start):
+# what one worker made, the others read instead of making it again.
+SHARED = "GRADTRACE_TEST_CORPUS"
+
 
 def _fingerprint(result: object) -> str:
     return hashlib.blake2b(json.dumps(result).encode(), digest_size=16).hexdigest()
 
 
-def _kept(key: tuple, result: dict) -> dict:
+def _made_once(key: tuple, make: Callable[[], dict]) -> dict:
+    """`make()`, or what another worker of this run kept of it; noted for `changed`."""
+    folder = os.environ.get(SHARED)
+    path = Path(folder, hashlib.blake2b(repr(key).encode()).hexdigest()) if folder else None
+    try:
+        result = pickle.loads(path.read_bytes()) if path else make()
+    except FileNotFoundError:
+        result = make()
+        partial = path.with_suffix(f".{os.getpid()}")
+        partial.write_bytes(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
+        partial.replace(path)  # whole or not at all, for a worker reading it meanwhile
     _made[key] = (result, _fingerprint(result))
     return result
 
@@ -57,15 +75,18 @@ def _kept(key: tuple, result: dict) -> dict:
 @cache
 def traced(source: str, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """The trace of `source`, as the sandbox's child records it. Shared: do not change it."""
-    trace = trace_snippet(source, max_events=max_events, importer=frontdoor.make_importer())
-    return _kept(("traced", source, max_events), trace)
+    importer = frontdoor.make_importer()
+    return _made_once(
+        ("traced", source, max_events),
+        lambda: trace_snippet(source, max_events=max_events, importer=importer),
+    )
 
 
 @cache
 def rendered(source: str, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """render() of that trace: both views drawn and the narrated steps. Shared: do not change
     it."""
-    return _kept(("rendered", source, max_events), render(traced(source, max_events)))
+    return _made_once(("rendered", source, max_events), lambda: render(traced(source, max_events)))
 
 
 def spread(items: Iterable, id_of: Callable[[object], str] = str) -> list:
