@@ -96,6 +96,7 @@ def test_a_trace_past_the_event_cap_is_refused(client):
 LOOP = "import torch\nfor i in range(19999):\n    torch.ones(1)\n"
 
 
+@pytest.mark.slow
 def test_a_long_loops_page_is_drawn_once_and_healthz_answers_meanwhile(tmp_path):
     """Three GETs of the 19,999-op loop's page at once, against a real server's event loop:
     /healthz keeps answering while they draw (in workers, not the server), and the page is

@@ -259,6 +259,7 @@ def _still_open(sock: socket.socket) -> bool:
         sock.setblocking(True)
 
 
+@pytest.mark.slow
 def test_a_100_mib_chunked_body_is_refused_without_the_server_growing(server):
     def post(total, sent=None):
         return httpx.post(
@@ -290,6 +291,7 @@ def test_a_declared_100_mib_is_refused_before_any_of_the_body_is_sent(server):
     assert b"larger than the limit" in answer
 
 
+@pytest.mark.slow
 def test_a_client_that_stalls_in_its_headers_is_disconnected(server):
     with _connect(server) as stalled:
         stalled.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
@@ -298,11 +300,13 @@ def test_a_client_that_stalls_in_its_headers_is_disconnected(server):
         assert _read_until_closed(stalled) == b""  # closed by the server, not our timeout
 
 
+@pytest.mark.slow
 def test_a_connection_that_sends_nothing_is_disconnected(server):
     with _connect(server) as silent:
         assert _read_until_closed(silent) == b""
 
 
+@pytest.mark.slow
 def test_a_kept_alive_connection_that_stalls_in_its_next_request_is_disconnected(server):
     with _connect(server) as sock:
         sock.sendall(b"GET /api/traces/none HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -315,6 +319,7 @@ def test_a_kept_alive_connection_that_stalls_in_its_next_request_is_disconnected
         _read_until_closed(sock)  # the rest of the 404, then the close
 
 
+@pytest.mark.slow
 def test_a_slow_body_after_complete_headers_is_not_cut_off(server):
     with _connect(server) as sock:
         sock.sendall(
@@ -327,6 +332,7 @@ def test_a_slow_body_after_complete_headers_is_not_cut_off(server):
         assert _read_until_closed(sock).startswith(b"HTTP/1.1 422 ")
 
 
+@pytest.mark.slow
 def test_a_body_that_stops_arriving_is_answered_408_and_closed(server):
     with _connect(server) as sock:
         sock.sendall(

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from app.config import Settings
 from app.render.explain import STATUSES
 from app.sandbox import statuses, validate
@@ -44,6 +46,7 @@ def test_every_status_but_ok_and_error_has_a_sentence_for_learners():
     assert set(STATUSES) == set(statuses.ALL) - {statuses.OK, statuses.ERROR}
 
 
+@pytest.mark.slow
 def test_the_validator_checks_exactly_the_event_kinds_the_tracer_emits():
     emitted = set()
     for snippet in corpus.SNIPPETS:

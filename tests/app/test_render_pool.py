@@ -262,6 +262,7 @@ def test_the_cache_is_bounded_by_bytes_and_remembers_failures():
     asyncio.run(body())
 
 
+@pytest.mark.slow
 def test_the_event_loop_keeps_ticking_while_big_pages_are_drawn():
     """Three renders of a 19,000-event loop by one worker, and a ticker on the event loop every
     20 ms (waiting is on pipes, not on the server's threads or GIL).

@@ -163,6 +163,7 @@ def test_snippet_matches_pytorch(snippet: dict[str, Any]) -> None:
                 _assert_close(got[field], want[field], f"{name}.{field}", near)
 
 
+@pytest.mark.slow
 def test_long_runs_and_only_they_are_flagged_long() -> None:
     """The app's step-by-step oracles skip `long` snippets: a flag must not hide a short one,
     and a new training loop at the event cap must say it is long."""

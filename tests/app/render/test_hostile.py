@@ -36,6 +36,7 @@ def _prefix(trace: dict, n: int) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_steps_of_a_19999_op_loop_take_linear_time():
     """`for i in range(19999): torch.ones(1)` is one line run 19,999 times (one batch): 4n
     events take less than 8× the time of n (it was quadratic: 17 s for the whole loop)."""
@@ -69,6 +70,7 @@ def forged_same_line(n: int) -> dict:
     }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_steps_of_a_forged_60000_event_line_take_linear_time():
     big = forged_same_line(60_000)
     validate.check(big, SandboxSettings(max_events=60_000))  # a trace the server would store
@@ -189,6 +191,7 @@ def _steps_and_facts(trace: dict) -> None:
     facts(trace, [*scene.tensors.elements, *scene.autograd.elements], final)
 
 
+@pytest.mark.slow
 def test_grad_history_names_and_inspector_take_linear_time():
     """.grad knowledge (app/render/grads.py), subscripted names and the inspector's facts over a
     loop that rebinds y, retains its grad, zeroes, assigns and resets x.grad and bumps x's

@@ -95,6 +95,7 @@ def test_an_attacker_finds_nothing_of_runs_that_finished_before_it(roomy_sandbox
     check_hunt(trace, hunt, 105, victims)
 
 
+@pytest.mark.slow
 def test_an_attacker_finds_nothing_of_runs_beside_it_or_sent_with_it(roomy_sandbox, hunt):
     """A victim still running when the attacker forks, and victims sent in the same moment
     (before and after it, so that they reach the zygote together)."""
