@@ -90,6 +90,7 @@ def test_an_ending_caused_by_load_is_not_kept(client, monkeypatch):
     assert client.get(f"/api/traces/{first['id']}").status_code == 404
 
 
+@pytest.mark.slow
 def test_a_run_stopped_at_the_event_cap_is_not_called_a_success(client):
     code = (
         "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\n"

@@ -199,6 +199,7 @@ def test_head_with_a_matching_tag_is_a_304(client, ident):
     assert client.head(f"/t/{ident}", headers={"If-None-Match": tag}).status_code == 304
 
 
+@pytest.mark.slow
 def test_head_through_a_real_server(tmp_path):
     """uvicorn sends no body for HEAD on its own; the length it announces is GET's."""
     port = free_port()

@@ -16,13 +16,23 @@ import pytest
 
 from tests.engine import fd
 
+FAST_SHARE = 4  # `make test-fast` runs one finite-difference check in this many
+
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The checks and the coverage test are one xdist group. `make test-fast` (no `slow`) runs
+    a spread of the checks and not the coverage test, which needs them all."""
     group = pytest.mark.xdist_group("finite-differences")
+    checks = [item for item in items if item.path.name == fd.CHECKS_FILE]
+    for i, item in enumerate(checks):
+        item.add_marker(group)
+        if i % FAST_SHARE:
+            item.add_marker(pytest.mark.slow)
     for item in items:
-        if item.path.name == fd.CHECKS_FILE or item.name == fd.COVERAGE_TEST:
+        if item.name == fd.COVERAGE_TEST:
             item.add_marker(group)
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -73,6 +73,7 @@ def _wait_healthy(process: subprocess.Popen, port: int) -> dict:
     return httpx.get(f"{url}/healthz", timeout=5).json()
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_public_address_without_every_layer(tmp_path):
     process = _serve(tmp_path, "--host", "0.0.0.0", "--port", str(free_port()), weak=True)
     _, stderr = process.communicate(timeout=60)
@@ -81,6 +82,7 @@ def test_serve_refuses_a_public_address_without_every_layer(tmp_path):
     assert "namespaces" in stderr
 
 
+@pytest.mark.slow
 def test_serve_allows_a_weak_sandbox_when_told_to_loudly(tmp_path):
     port = free_port()
     args = ("--host", "0.0.0.0", "--port", str(port), "--allow-weak-sandbox")
@@ -95,6 +97,7 @@ def test_serve_allows_a_weak_sandbox_when_told_to_loudly(tmp_path):
     assert "WEAK SANDBOX" in stderr
 
 
+@pytest.mark.slow
 def test_serve_on_loopback_starts_with_a_warning_when_weak(tmp_path):
     port = free_port()
     process = _serve(tmp_path, "--port", str(port), weak=True)
