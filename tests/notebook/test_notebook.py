@@ -4,13 +4,11 @@ driven in Chromium by tests/browser/test_notebook_widget.py."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
 import tinycss2
 import traitlets
@@ -22,9 +20,9 @@ import gradtrace.magic
 import gradtrace.notebook
 from app.examples import BY_SLUG
 from app.render import narrate, render
+from tests.trace_schema import VALIDATOR
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "docs" / "trace.schema.json").read_text())
 SEED = BY_SLUG["two-paths"].code
 HOSTILE = """import torch
 # </script><img src=x onerror=alert(1)>
@@ -42,7 +40,7 @@ def seed_trace():
 
 
 def test_trace_is_a_valid_trace_of_the_snippet(seed_trace):
-    jsonschema.Draft202012Validator(SCHEMA).validate(seed_trace)
+    VALIDATOR.validate(seed_trace)
     assert seed_trace["code"] == SEED
     assert seed_trace["stdout"] == "5.0 3.0\n"
     assert seed_trace["outcome"] == {"status": "ok"}

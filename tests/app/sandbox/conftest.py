@@ -16,13 +16,11 @@ import socket
 import tempfile
 from pathlib import Path
 
-import jsonschema
 import pytest
 
 from app.sandbox import SandboxClient, SandboxSettings, probe
+from tests.trace_schema import VALIDATOR
 
-DOCS = Path(__file__).resolve().parents[3] / "docs"
-VALIDATOR = jsonschema.Draft202012Validator(json.loads((DOCS / "trace.schema.json").read_text()))
 SECRET = "gradtrace-test-secret-7f3a9c"  # in the server's environment; no snippet may see it
 TRAPPED_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP, signal.SIGTERM, signal.SIGALRM)
 
