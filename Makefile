@@ -48,12 +48,14 @@ unexport PYTHONDONTWRITEBYTECODE
 # The whole suite on every core (pytest-xdist; the finite-difference checks and their coverage
 # check are one group), then the tests marked `alone`, which flood the machine, by themselves.
 PARALLEL := -n auto --dist loadgroup --durations=15
+# the files that hold `alone` tests, so that their run collects nothing else
+ALONE_FILES = $(shell grep -rl --include='test_*.py' 'mark\.alone' tests)
 
 test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PARALLEL) -m "not alone"
-	$(BIN)/python -m pytest -m alone
+	$(BIN)/python -m pytest -m alone $(ALONE_FILES)
 
 # The edit-run loop: everything but the browser, the slow and the machine-flooding tests.
 test-fast: install
