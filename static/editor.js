@@ -78,6 +78,9 @@ async function mount(form, textarea, keys) {
           "aria-description": keys.textContent.trim(),
           spellcheck: "false",
           autocapitalize: "off",
+          // focusable as it is (contenteditable), but said outright, so that a checker sees
+          // the scrolling box around a long snippet holds something the keyboard reaches
+          tabindex: "0",
         }),
         cm.EditorView.domEventHandlers({ beforeinput: typeOverSelection }),
         cm.EditorView.updateListener.of((update) => {

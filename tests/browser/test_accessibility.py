@@ -105,8 +105,8 @@ def test_the_player_at_its_first_step_a_backward_step_and_the_inspector(
 
 @pytest.mark.parametrize("slug", [example.slug for example in EXAMPLES])
 def test_each_example_run_to_its_last_step(a11y_page, server_url, slug):
+    # (the editor holding every example's code is audited once, in both schemes, below)
     a11y_page.goto(f"{server_url}/?example={slug}")
-    audit(a11y_page, f"the editor with example {slug}")
     run(a11y_page)
     a11y_page.locator("grad-player").focus()
     a11y_page.keyboard.press("End")
@@ -206,11 +206,16 @@ def is_dark(page) -> bool:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_editor_with_codemirror(a11y_page, server_url, shot, scheme):
+    # holding the code of every example, so that every kind of token they highlight is checked
     a11y_page.emulate_media(color_scheme=scheme)
     a11y_page.goto(server_url + "/")
     editor_ready(a11y_page)
     assert is_dark(a11y_page) == (scheme == "dark")
-    audit(a11y_page, f"the editor in the {scheme} scheme")
+    a11y_page.get_by_role("textbox", name="Your snippet").click()
+    a11y_page.keyboard.press("ControlOrMeta+a")
+    a11y_page.keyboard.insert_text("\n".join(example.code for example in EXAMPLES))
+    expect(a11y_page.locator(".cm-content")).to_contain_text(EXAMPLES[-1].code.splitlines()[-1])
+    audit(a11y_page, f"the editor holding every example, {scheme} scheme")
     shot(a11y_page, f"a11y-editor-{scheme}")
 
 
