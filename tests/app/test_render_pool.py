@@ -264,8 +264,9 @@ def test_the_cache_is_bounded_by_bytes_and_remembers_failures():
 
 @pytest.mark.slow
 def test_the_event_loop_keeps_ticking_while_big_pages_are_drawn():
-    """Two renders of a 19,000-event loop by one worker (the second waits its turn), and a ticker on the event loop every
-    20 ms (waiting is on pipes, not on the server's threads or GIL).
+    """Two renders of a 19,000-event loop by one worker (the second waits its turn), and a
+    ticker on the event loop every 20 ms (waiting is on pipes, not on the server's threads or
+    GIL).
 
     Measured in CPU time, not on a clock, so that a busy machine delaying the ticker does not
     count against the pool: at each tick the ticker notes this process's CPU time and the
