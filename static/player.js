@@ -32,6 +32,9 @@
 //                      framing the player, keeps its own URL
 //   data-keys="focus"  keyboard shortcuts only while focus is inside this player, not on the
 //                      whole document (several players on a page, a notebook)
+//   data-output="id"   the page's section of the run's printed output ([data-stdout]) and how
+//                      it ended ([data-ending]): shown no further than the last step that may
+//                      be shown, as the step list is
 
 import { foldView } from "./fold.js";
 import { prepareHandout } from "./handout.js";
@@ -418,13 +421,23 @@ class GradPlayer extends HTMLElement {
     }
   }
 
-  // The steps in words outside the range or past the limit are held back with the steps.
+  // Nothing past the last step that may be shown (a predict check's limit, a range's end) shows
+  // anywhere: the steps in words are held back with the steps, and the page's printed output
+  // and the run's ending with them, so that a check held at step N gives nothing after it away.
   paintLimit() {
     const items = this.querySelectorAll("details.all-steps li");
     const [first, last] = [this.range[0], this.lastShown()];
     items.forEach((item, index) => {
       item.hidden = index < first || index > last;
     });
+    const output = this.dataset.output ? document.getElementById(this.dataset.output) : null;
+    const stdout = output?.querySelector("[data-stdout]");
+    if (stdout) {
+      this.stdout ??= stdout.textContent;
+      stdout.textContent = this.stdout.slice(0, this.data.printed?.[last] ?? this.stdout.length);
+    }
+    const ending = output?.querySelector("[data-ending]");
+    if (ending) ending.hidden = last < this.steps.length - 1;
   }
 
   // `data-controls`: "minimal" keeps back, play, next and the counter; "none" shows no controls

@@ -38,9 +38,37 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
             },
             "inspect": facts(trace, drawn, rendered["steps"]),
             "generations": rendered["generations"],
+            "printed": printed_by_step(trace, rendered["steps"]),
         },
         "lines": code.splitlines(),
     }
+
+
+def printed_by_step(trace: dict, steps: list[dict]) -> list[int]:
+    """How much of the trace's stdout had been printed by the end of each step, so that a page
+    can show the output no further than the steps it shows. Counted in UTF-16 code units, as
+    the browser slices text. What no print event covers (a run cut at the event cap prints on,
+    unrecorded) belongs to the last step."""
+    ends = []  # (seq of a print event, stdout printed once it ran)
+    printed = 0
+    for event in trace["events"]:
+        if event["kind"] == "print":
+            printed += _utf16_length(event["text"])
+            ends.append((event["seq"], printed))
+    counts, shown, i = [], 0, 0
+    for step in steps:
+        if step["seq"] is not None:
+            while i < len(ends) and ends[i][0] <= step["seq"][1]:
+                shown = ends[i][1]
+                i += 1
+        counts.append(shown)
+    if counts:
+        counts[-1] = _utf16_length(trace["stdout"])
+    return counts
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _without_svg(view: dict) -> dict:

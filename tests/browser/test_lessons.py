@@ -18,6 +18,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.lessons.library import Library
+from app.lessons.overrides import overridden
+from tests import corpus
 from tests.app.lessons.seed import SEED_SNIPPET
 from tests.browser.test_accessibility import audit
 from tests.live_server import free_port, serving, uvicorn_command
@@ -181,6 +183,11 @@ def test_a_lesson_without_javascript(browser, lesson_url):
 BUILT_IN = [lesson.slug for lesson in Library.load(ROOT / "lessons").lessons]
 
 
+def _checkpoints_in(slug: str) -> bool:
+    lesson = Library.load(ROOT / "lessons").get(slug).lesson
+    return any(question.checkpoint for question in lesson.questions)
+
+
 @pytest.mark.parametrize("slug", BUILT_IN)
 def test_every_built_in_lesson_page_passes_axe(a11y_page, server_url, slug):
     a11y_page.goto(f"{server_url}/lessons/{slug}")
@@ -202,3 +209,65 @@ def test_a_quiz_page_passes_axe(a11y_page, server_url):
     a11y_page.get_by_role("link", name="Quiz me").click()
     expect(a11y_page.locator("form.check").first).to_be_visible()
     audit(a11y_page, "a generated quiz")
+
+
+# ***** a predict check gives nothing of what comes after it away *****
+
+
+def _ahead_of(slug: str) -> dict[int, dict]:
+    """For each checkpoint of a built-in lesson (its 1-based step), what the page may show while
+    the check holds at the step before it, worked out from the trace: the output printed by
+    then, and what it must not show: the steps' words after it (those no earlier step says) and
+    how the run ended, if that is still to come."""
+    lesson = Library.load(ROOT / "lessons").get(slug).lesson
+    trace = corpus.traced(lesson.snippet)
+    steps = overridden(
+        corpus.rendered(lesson.snippet)["steps"], lesson.snippet.splitlines(), lesson.narration
+    )
+    words = [step["text"].replace("`", "") for step in steps]
+    ahead = {}
+    for checkpoint in sorted({q.checkpoint for q in lesson.questions if q.checkpoint}):
+        held = checkpoint - 2  # the index of the step playback holds at
+        last_seq = max(s["seq"][1] for s in steps[: held + 1] if s["seq"])
+        printed = "".join(
+            e["text"] for e in trace["events"] if e["kind"] == "print" and e["seq"] <= last_seq
+        )
+        later = set(words[held + 1 :]) - set(words[: held + 1])
+        if trace["outcome"]["status"] != "ok":
+            later.add(trace["outcome"]["message"])
+        ahead[checkpoint] = {"held": held, "printed": printed, "hidden": sorted(later)}
+    return ahead
+
+
+@pytest.mark.parametrize("slug", [s for s in BUILT_IN if _checkpoints_in(s)])
+def test_a_held_check_shows_nothing_after_its_step(page, server_url, slug):
+    """Every checkpoint of every built-in lesson, reached as a learner reaches it (the earlier
+    checks answered, then End): the output, the steps in words, the narration and the title
+    hold nothing of the steps after the one playback holds at."""
+    url = f"{server_url}/lessons/{slug}"
+    page.goto(url)
+    checks = page.locator("form.check[data-checkpoint]")
+    expect(checks.first).to_be_attached()
+    order = sorted(
+        (int(f.get_attribute("data-checkpoint")), f.get_attribute("data-question"))
+        for f in checks.all()
+    )
+    ahead = _ahead_of(slug)
+    assert [checkpoint for checkpoint, _ in order] == sorted(ahead)
+    for i, (checkpoint, _) in enumerate(order):
+        answered = {question: "right" for _, question in order[:i]}
+        page.evaluate(
+            "([key, answered]) => localStorage.setItem(key, JSON.stringify({seen: [], answered}))",
+            [f"gradtrace:progress:lesson:{slug}", answered],
+        )
+        page.goto(url)
+        expect(counter(page)).to_have_text(re.compile(r"^Step 1 of"))
+        page.locator("grad-player").focus()
+        page.keyboard.press("End")
+        expected = ahead[checkpoint]
+        expect(counter(page)).to_have_text(re.compile(rf"^Step {expected['held'] + 1} of"))
+        expect(page.locator(".checkpoint-note")).to_be_visible()
+        assert page.locator(".output pre.stdout").text_content() == expected["printed"], checkpoint
+        shown = page.locator("#result").inner_text() + "\n" + page.title()
+        told = [text for text in expected["hidden"] if text in shown]
+        assert told == [], f"{slug}: held before step {checkpoint}, the page shows {told}"

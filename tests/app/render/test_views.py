@@ -14,6 +14,7 @@ import pytest
 
 from app.render import render
 from app.render.layout import SVG
+from app.render.page import printed_by_step
 from app.render.playback import element_classes, state_at, states, still
 from engine.tracer import trace_snippet
 from tests import corpus
@@ -393,3 +394,26 @@ def test_every_snippet_the_engine_knows_renders(snippet):
             named += [*delta.get("values", {}), *delta.get("grads", {}), *delta.get("marks", {})]
             missing = set(named) - ids
             assert not missing, (vname, step["index"], missing)
+
+
+def test_the_output_printed_by_each_step_is_counted_as_the_browser_slices_it():
+    # a character outside the BMP is two UTF-16 units in the browser, one in Python
+    code = (
+        "import torch\na = torch.ones(2, requires_grad=True)\n"
+        'print("π 🙂")\nb = a * 2\nprint(b.sum().item())\n'
+    )
+    trace = trace_snippet(code)
+    steps = render(trace)["steps"]
+    printed = printed_by_step(trace, steps)
+    assert len(printed) == len(steps)
+    assert printed == sorted(printed) and printed[0] == 0  # step 1 makes `a`, printing nothing
+    first = len("π 🙂\n".encode("utf-16-le")) // 2
+    assert first in printed  # the first print's step shows just its line
+    assert printed[-1] == len(trace["stdout"].encode("utf-16-le")) // 2 == first + len("4.0\n")
+    # a run cut at the event cap prints on unrecorded: the rest belongs to the last step
+    cut = trace_snippet(
+        "import torch\nfor i in range(50):\n    x = torch.ones(1) * i\nprint('done')\n",
+        max_events=10,
+    )
+    assert cut["limits"]["truncated"]
+    assert printed_by_step(cut, render(cut)["steps"])[-1] == len(cut["stdout"])
