@@ -70,11 +70,16 @@ def reveal_slide(src: str, title: str, width: int, height: int, start: int = 1) 
 def reveal_script(site: str) -> str:
     """The deck's script that keeps each slide's embed at the step its fragments say, through
     the embed's postMessage API (docs/embedding.md): the last fragment shown's data-trace-step,
-    else the slide's data-trace-start and one step per fragment shown. reveal.js unloads a
-    frame when its slide is left: one loaded again catches up when it says it is ready."""
+    else the slide's data-trace-start and one step per fragment shown.
+
+    reveal.js moves a lazy frame's `data-src` to `src` as its slide comes near (and back as it
+    goes far), so a slide's frame is found by either. A frame loaded late, or again, says it is
+    ready: the slide that holds it (not necessarily the one shown: reveal.js preloads the next
+    ones) catches up. Arriving on a slide syncs it too."""
     return f"""<script>
   // gradtrace: a slide's trace follows its fragments
   const GRADTRACE = {script_string(site)};
+  const FRAMES = 'iframe[src^="' + GRADTRACE + '/"], iframe[data-src^="' + GRADTRACE + '/"]';
   function traceStep(slide) {{
     const shown = slide.querySelectorAll(".fragment.visible");
     const last = shown[shown.length - 1];
@@ -82,16 +87,20 @@ def reveal_script(site: str) -> str:
     return Number(slide.dataset.traceStart || 1) + shown.length;
   }}
   function syncTrace(slide) {{
-    const frame = slide && slide.querySelector('iframe[data-src^="' + GRADTRACE + '"]');
+    const frame = slide && slide.querySelector(FRAMES);
     if (frame && frame.contentWindow) {{
       frame.contentWindow.postMessage({{ gradtrace: "goto", step: traceStep(slide) }}, GRADTRACE);
     }}
   }}
   Reveal.on("fragmentshown", (event) => syncTrace(event.fragment.closest("section")));
   Reveal.on("fragmenthidden", (event) => syncTrace(event.fragment.closest("section")));
+  Reveal.on("slidechanged", (event) => syncTrace(event.currentSlide));
   window.addEventListener("message", (event) => {{
     const said = event.origin === GRADTRACE && event.data && event.data.gradtrace;
-    if (said === "ready") syncTrace(Reveal.getCurrentSlide());
+    if (said !== "ready") return;
+    for (const frame of document.querySelectorAll(FRAMES)) {{
+      if (frame.contentWindow === event.source) syncTrace(frame.closest("section"));
+    }}
   }});
 </script>"""
 

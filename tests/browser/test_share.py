@@ -9,6 +9,7 @@ import functools
 import http.server
 import re
 import threading
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -46,7 +47,8 @@ def a11y_share_page(browser, request):
 @pytest.fixture(scope="module")
 def elsewhere(tmp_path_factory):
     """elsewhere(name, body) -> the URL of a page of `body`, served from another origin than
-    the app's (another loopback port), as a course page or a slide deck would be."""
+    the app's (another loopback port), as a course page or a slide deck would be;
+    elsewhere.put(name, data) serves a file beside it (a deck's script)."""
     root = tmp_path_factory.mktemp("elsewhere")
     handler = functools.partial(QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
@@ -58,6 +60,7 @@ def elsewhere(tmp_path_factory):
         (root / f"{name}.html").write_text(page, encoding="utf-8")
         return f"http://127.0.0.1:{server.server_port}/{name}.html"
 
+    page.put = lambda name, data: (root / name).write_bytes(data)
     yield page
     server.shutdown()
     server.server_close()
@@ -175,25 +178,25 @@ def test_the_snippet_pasted_elsewhere_is_the_iframe_it_says_and_plays(
     assert course.locator("script").count() == 0
 
 
-# a stand-in for reveal.js: it keeps the handlers given to Reveal.on, and `fragment(i, shown)`
-# shows or hides the slide's i-th fragment and tells them, as reveal.js does
-FAKE_REVEAL = """<script>
-window.Reveal = {
-  handlers: {},
-  on(name, fn) { this.handlers[name] = fn; },
-  getCurrentSlide() { return document.querySelector("section"); },
-};
-window.fragment = (index, shown) => {
-  const fragment = document.querySelectorAll(".fragment")[index];
-  fragment.classList.toggle("visible", shown);
-  Reveal.handlers[shown ? "fragmentshown" : "fragmenthidden"]({ fragment });
-};
-// what reveal.js does as a slide comes near: a lazy iframe gets its src
-window.load = () => {
-  const frame = document.querySelector("iframe");
-  frame.src = frame.dataset.src;
-};
-</script>"""
+# reveal.js itself, test-only (tests/browser/vendor/, from the npm registry, MIT): the deck is
+# the Share box's slide between two others, and the Share box's script, as an instructor pastes
+# them. viewDistance 1 makes reveal.js unload the trace's frame when the deck moves past it.
+REVEAL = "5.2.1"
+VENDOR = Path(__file__).parent / "vendor"
+
+
+def reveal_deck(slide: str, script: str) -> str:
+    return (
+        f'<link rel="stylesheet" href="reveal-{REVEAL}.css">'
+        '<div class="reveal"><div class="slides">'
+        "<section><h1>Autograd, live</h1></section>"
+        f"{slide}"
+        "<section><h2>Questions?</h2></section>"
+        "</div></div>"
+        f'<script src="reveal-{REVEAL}.js"></script>'
+        '<script>Reveal.initialize({ hash: false, transition: "none", viewDistance: 1 });</script>'
+        f"{script}"
+    )
 
 
 def test_a_reveal_slide_follows_its_fragments(share_page, server_url, elsewhere):
@@ -202,26 +205,32 @@ def test_a_reveal_slide_follows_its_fragments(share_page, server_url, elsewhere)
     slide = page.get_by_label("reveal.js slide").input_value()
     assert slide.startswith('<section data-trace-start="3">')
     script = page.get_by_label("reveal.js script").input_value()
+    for name in (f"reveal-{REVEAL}.js", f"reveal-{REVEAL}.css"):
+        elsewhere.put(name, (VENDOR / name).read_bytes())
     deck = another_page(page)
-    deck.goto(elsewhere("deck", f"{FAKE_REVEAL}<div class='slides'>{slide}</div>{script}"))
-    deck.evaluate("load()")
-    counter = deck.frame_locator("iframe").locator("grad-player [data-counter]")
+    deck.goto(elsewhere("deck", reveal_deck(slide, script)))
+    deck.wait_for_function(f"() => Reveal.isReady() && Reveal.VERSION === '{REVEAL}'")
+    counter = deck.frame_locator("section.present iframe").locator("grad-player [data-counter]")
+
+    deck.keyboard.press("ArrowRight")  # to the trace's slide: its frame loads at step 3
     expect(counter).to_have_text(re.compile(r"Step 3 of"))
-    deck.evaluate("fragment(0, true)")
+    deck.keyboard.press("ArrowRight")  # each fragment a step on
     expect(counter).to_have_text(re.compile(r"Step 4 of"))
-    deck.evaluate("fragment(1, true)")
+    deck.keyboard.press("ArrowRight")
     expect(counter).to_have_text(re.compile(r"Step 5 of"))
-    deck.evaluate("fragment(1, false)")
+    deck.keyboard.press("ArrowLeft")  # and back
     expect(counter).to_have_text(re.compile(r"Step 4 of"))
     # a fragment may name its step
     deck.evaluate("document.querySelectorAll('.fragment')[1].dataset.traceStep = '2'")
-    deck.evaluate("fragment(1, true)")
+    deck.keyboard.press("ArrowRight")
     expect(counter).to_have_text(re.compile(r"Step 2 of"))
-    # reveal.js unloads a frame as its slide is left; loaded again, it catches up
-    # (opening at step 3, as its src says, then sent to the fragments' step)
-    deck.evaluate("document.querySelector('iframe').src = 'about:blank'")
-    expect(counter).to_have_count(0)
-    deck.evaluate("load()")
+    # past the slide, reveal.js unloads its frame; back on it, the frame loads again at the
+    # step its address says and catches up with the fragments (all shown, coming back)
+    deck.keyboard.press("ArrowRight")
+    expect(deck.locator("section[data-trace-start] iframe")).not_to_have_attribute(
+        "src", re.compile(".")
+    )
+    deck.keyboard.press("ArrowLeft")
     expect(counter).to_have_text(re.compile(r"Step 2 of"))
 
 
