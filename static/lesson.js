@@ -119,6 +119,15 @@ function start(page) {
     player.showView(form.dataset.view || "autograd");
     player.setPicker((id) => pick(form, id));
   }
+  // The graph in view, at a step where the question's nodes are drawn (a question may be read
+  // while playback is still at step 1, before any node exists): forward to the first step that
+  // shows them, never past what may be shown, never back.
+  function showGraphFor(form) {
+    const ids = [...form.querySelectorAll("input[name=node]")].map((input) => input.value);
+    const at = player.stepShowing(form.dataset.view || "autograd", ids);
+    if (at !== null && at > player.step) player.goto(at);
+    player.scrollIntoView({ block: "nearest" });
+  }
   function stopPicking() {
     picking?.querySelector("[data-pick-button]")?.setAttribute("aria-pressed", "false");
     picking = null;
@@ -145,7 +154,11 @@ function start(page) {
       button.dataset.pickButton = "";
       button.setAttribute("aria-pressed", "false");
       button.textContent = "Pick in the graph";
-      button.addEventListener("click", () => (picking === form ? stopPicking() : pickWith(form)));
+      button.addEventListener("click", () => {
+        if (picking === form) return stopPicking();
+        pickWith(form);
+        showGraphFor(form);
+      });
       const status = document.createElement("span");
       status.dataset.pickStatus = "";
       status.setAttribute("role", "status");

@@ -12,7 +12,7 @@
 // Pages around the player (static/lesson.js) drive it through a small API: `goto(step)`,
 // `setLimit(step)` (a predict check: no step past it may show until the learner answers),
 // `setPicker(fn)` (a node question: a node clicked or pressed is handed to `fn` instead of the
-// inspector), `showView(name)`, `play()` and `pause()`. It tells them of each step shown with a
+// inspector), `stepShowing(view, ids)`, `showView(name)`, `play()` and `pause()`. It tells them of each step shown with a
 // `grad-step` event, and of a step held back by the limit with `grad-blocked`.
 //
 // Options, read once at connect from data attributes a page writes on the element (the embed,
@@ -36,7 +36,7 @@
 //                      it ended ([data-ending]): shown no further than the last step that may
 //                      be shown, as the step list is
 
-import { foldView } from "./fold.js";
+import { firstShowing, foldView } from "./fold.js";
 import { prepareHandout } from "./handout.js";
 import { plain, withCode } from "./inline-code.js";
 import { elementsOf, graphShift, paintElements, rectOf } from "./paint.js";
@@ -249,6 +249,11 @@ class GradPlayer extends HTMLElement {
     this.limit = step;
     this.paintLimit();
     this.setState({});
+  }
+
+  // the first step that may be shown at which `view` shows `ids` (all, else any), or null
+  stepShowing(view, ids) {
+    return firstShowing(this.steps, view, ids, this.lastShown());
   }
 
   setPicker(fn) {

@@ -271,3 +271,28 @@ def test_a_held_check_shows_nothing_after_its_step(page, server_url, slug):
         shown = page.locator("#result").inner_text() + "\n" + page.title()
         told = [text for text in expected["hidden"] if text in shown]
         assert told == [], f"{slug}: held before step {checkpoint}, the page shows {told}"
+
+
+def test_a_node_question_read_before_its_nodes_exist_brings_them_into_view(page, server_url):
+    """In-place-and-versions, read at 1280x800 from the top: its node question is reached while
+    playback is at step 1, before the graph has a node. The player stays beside the question,
+    and "Pick in the graph" moves it on to where the question's nodes are drawn, no further."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{server_url}/lessons/in-place-and-versions")
+    expect(counter(page)).to_have_text(re.compile(r"^Step 1 of"))
+    form = page.locator("#q-failing-node")
+    form.scroll_into_view_if_needed()
+    expect(page.locator("grad-player .views")).to_be_in_viewport()
+    node = form.locator("label.option", has_text="MulBackward0(c)").locator("input")
+    drawn = page.locator(f'figure[data-view="autograd"] [id="{node.get_attribute("value")}"]')
+    expect(drawn).to_be_hidden()
+    form.get_by_role("button", name="Pick in the graph").click()
+    expect(page.locator('figure[data-view="autograd"]')).to_be_visible()
+    expect(drawn).to_be_visible()
+    expect(drawn).to_be_in_viewport()
+    # the first step that draws the question's nodes: the one before it did not
+    shown = int(re.match(r"Step (\d+)", counter(page).text_content()).group(1))
+    assert 1 < shown < 6  # the predict check of step 6 still holds
+    drawn.click()
+    expect(form.locator("[data-pick-status]")).to_have_text("Picked MulBackward0(c).")
+    expect(node).to_be_checked()
