@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 from markupsafe import escape
 from starlette.requests import Request
 
+from app.export.options import MAX_FRAMES
 from app.public_url import public_url
 
 # the iframe's size when nobody asks for less (oEmbed's maxwidth/maxheight scale it down)
@@ -137,6 +138,7 @@ def dialog(request: Request, ident: str, code: str) -> dict:
         "page": f"{site}/t/{ident}",
         "embed": embed,
         "oembed": oembed_url(site, f"{site}/t/{ident}"),
+        "max_frames": MAX_FRAMES,  # the most steps an image export draws
         "iframe": iframe(embed, name, width, height),
         "reveal_slide": reveal_slide(embed, name, width, height),
         "reveal_script": reveal_script(site),

@@ -5,8 +5,13 @@
 // the choices (view, theme, steps, the embed's controls), and rewrites the links and the
 // snippets' iframe address to match. The snippets themselves are made once, on the server
 // (app/sharing.py): only the address inside them changes here, so the two cannot drift apart.
+//
+// A download is fetched here rather than left to the browser, which drops a refused one (a
+// range past what an image export draws) as a cancelled download with no word: the dialog says
+// it is being made, for how long so far, and what the server said if it could not be made.
 
 const SAID_MS = 4000; // how long "Copied" stays
+const IMAGE_EXPORTS = ["gif", "zip", "pdf"]; // drawn step by step: at most data-max-frames
 
 class GradShare extends HTMLElement {
   connectedCallback() {
@@ -15,6 +20,7 @@ class GradShare extends HTMLElement {
     this.page = this.dataset.page;
     this.embed = this.dataset.embed;
     this.total = Number(this.dataset.steps) || 1;
+    this.maxFrames = Number(this.dataset.maxFrames) || Infinity;
     this.step = this.currentStep();
     // each snippet as the server wrote it, with the embed's bare address in it
     this.snippets = [...this.querySelectorAll("textarea[data-snippet]")].map((field) => ({
@@ -30,6 +36,12 @@ class GradShare extends HTMLElement {
     });
     this.querySelectorAll("[data-copy]").forEach((button) => {
       button.addEventListener("click", () => this.copy(button));
+    });
+    this.querySelectorAll("a[data-export]").forEach((link) => {
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        this.download(link);
+      });
     });
     const choices = this.querySelector("[data-share-choices]");
     choices.addEventListener("input", () => this.update());
@@ -119,6 +131,67 @@ class GradShare extends HTMLElement {
       a.href = url.pathname + url.search;
     }
     this.querySelector("[data-picture-step]").textContent = `step ${this.step} of ${this.total}`;
+
+    // an image export of more steps than it draws would be refused: say so before the click
+    const { first, last } = this.exportQuery();
+    const tooMany = last - first + 1 > this.maxFrames;
+    const note = this.querySelector("[data-frames-note]");
+    note.hidden = !tooMany;
+    note.textContent = tooMany
+      ? `A GIF, zip or PDF draws at most ${this.maxFrames} steps, and steps ${first} to ${last} ` +
+        `are ${last - first + 1}: choose From and To above. (The HTML file holds every step.)`
+      : "";
+    for (const link of this.querySelectorAll("a[data-export]")) {
+      if (IMAGE_EXPORTS.includes(link.dataset.export)) link.toggleAttribute("data-too-many", tooMany);
+    }
+  }
+
+  // Fetch an export and hand it to the browser as a download, saying meanwhile that it is being
+  // made (a GIF of many steps takes a while) and, if it cannot be, why.
+  async download(link) {
+    const status = this.querySelector("[data-download-status]");
+    const what = link.textContent.trim();
+    if (link.hasAttribute("data-too-many")) {
+      status.textContent = this.querySelector("[data-frames-note]").textContent;
+      return;
+    }
+    if (this.downloading) {
+      status.textContent = `Still making ${this.downloading}: one download at a time.`;
+      return;
+    }
+    this.downloading = what;
+    const started = Date.now();
+    const tell = () => {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      status.textContent = `Making ${what}… ${seconds} s`;
+    };
+    tell();
+    const ticking = setInterval(tell, 1000);
+    try {
+      const answer = await fetch(link.href);
+      if (!answer.ok) {
+        const said = (await answer.text()).slice(0, 500);
+        const wait = answer.headers.get("Retry-After");
+        status.textContent = `${what} could not be made: ${said}${wait ? ` Try again in ${wait} s.` : ""}`;
+        return;
+      }
+      const file = fileNameOf(answer) || new URL(link.href).pathname.split("/").pop();
+      const url = URL.createObjectURL(await answer.blob());
+      const save = document.createElement("a");
+      save.href = url;
+      save.download = file;
+      save.hidden = true;
+      this.append(save);
+      save.click();
+      save.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      status.textContent = `Downloaded ${file}.`;
+    } catch {
+      status.textContent = `${what} could not be downloaded: the connection failed. Try again.`;
+    } finally {
+      clearInterval(ticking);
+      this.downloading = null;
+    }
   }
 
   // Copy a field's text; where the clipboard is refused (an insecure page, say), select it
@@ -139,6 +212,12 @@ class GradShare extends HTMLElement {
       status.textContent = "";
     }, SAID_MS);
   }
+}
+
+// The file name an answer's Content-Disposition gives (filename="…"), or null.
+function fileNameOf(answer) {
+  const match = /filename="([^"]+)"/.exec(answer.headers.get("Content-Disposition") || "");
+  return match ? match[1] : null;
 }
 
 customElements.define("grad-share", GradShare);

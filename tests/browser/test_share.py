@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from app.examples import BY_SLUG
+from app.export.options import MAX_FRAMES
 from tests.browser.conftest import _watched_page
 from tests.browser.test_accessibility import audit
 from tests.browser.test_embed import QuietHandler
@@ -253,6 +255,60 @@ def test_the_downloads_follow_the_choices_and_the_step(share_page, server_url):
     expect(page.locator("[data-share-nojs]")).to_be_hidden()
     # and what they name is served
     assert page.request.get(server_url + picture.get_attribute("href")).ok
+
+
+def test_a_long_runs_downloads_say_what_they_are_doing_and_why_not(share_page, server_url):
+    """The built-in 20-pass MLP has more steps than an image export draws: the dialog says so
+    (the browser alone dropped the refused download without a word); with a range, the GIF is
+    made while the dialog counts the seconds, and saved; a busy server's answer is shown."""
+    page = share_page
+    reply = page.request.post(
+        f"{server_url}/api/traces", data={"code": BY_SLUG["mlp-training"].code}
+    )
+    assert reply.ok, reply.text()
+    ident = reply.json()["id"]
+    page.goto(f"{server_url}/t/{ident}")
+    expect(page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 1 of"))
+    total = int(page.locator("grad-share").get_attribute("data-steps"))
+    assert total > MAX_FRAMES
+    page.locator("details.share > summary").click()
+    status = page.locator("[data-download-status]")
+    gif = page.get_by_role("link", name="Animated GIF")
+    gif.click()
+    expect(status).to_contain_text(f"at most {MAX_FRAMES} steps")
+    expect(status).to_contain_text(f"steps 1 to {total} are {total}")
+
+    page.get_by_label("to step", exact=True).fill("3")
+    expect(page.locator("[data-frames-note]")).to_be_hidden()
+    page.evaluate(
+        """() => {
+            const status = document.querySelector("[data-download-status]");
+            window.said = [];
+            new MutationObserver(() => said.push(status.textContent))
+                .observe(status, { childList: true, characterData: true, subtree: true });
+        }"""
+    )
+    with page.expect_download() as download:
+        gif.click()
+    assert download.value.suggested_filename == f"gradtrace-{ident}-steps-1-3.gif"
+    expect(status).to_have_text(f"Downloaded gradtrace-{ident}-steps-1-3.gif.")
+    assert page.evaluate("said")[0].startswith("Making Animated GIF")
+    with open(download.value.path(), "rb") as saved:
+        assert saved.read(6) == b"GIF89a"
+
+    # a busy server's answer, as it says it
+    page.route(
+        re.compile(r".*/export\.pdf.*"),
+        lambda route: route.fulfill(
+            status=503, body="Too many exports at once.", headers={"Retry-After": "7"}
+        ),
+    )
+    page.get_by_role("link", name="PDF, a page per step").click()
+    expect(status).to_have_text(
+        "PDF, a page per step could not be made: Too many exports at once. Try again in 7 s."
+    )
+    # Chromium reports the 503 itself as a console error: that one is expected here
+    page.problems[:] = [p for p in page.problems if "503 (Service Unavailable)" not in p]
 
 
 def test_the_open_dialog_passes_axe(a11y_share_page, server_url):
