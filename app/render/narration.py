@@ -620,11 +620,14 @@ class Narrator:
         through = [self.node_name(s["from"]) for s in sources]
         n = len(sources)
         same = n > 1 and len(set(through)) == 1  # e.g. all SelectBackward0: say it once
+        nodes = len({s["from"] for s in sources})  # one node may send several (x * x)
         note = ""
-        if same and len({s["from"] for s in sources}) == 1:
+        if same and nodes == 1:
             note = f", {'both' if n == 2 else f'all {n}'} through {through[0]}"
-        elif same:
+        elif same and nodes == n:
             note = f", one through each of the {n} {through[0]} nodes"
+        elif same:
+            note = f", through {nodes} {through[0]} nodes"
         total = values.say(event["contribution"])
         if n > TERMS_LIMIT:
             parts = f"the sum of {n} gradients = {total}{note}"

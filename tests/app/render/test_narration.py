@@ -4,18 +4,21 @@ every operation the engine has."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from app.examples import BY_SLUG
 from app.render import narrate, ops, render, values
 from app.render.explain import STATUSES, explain_error, explain_status
 from app.render.narration import article
 from engine.tracer import trace_snippet
+from tests import corpus
+from tests.trace_schema import SCHEMA
 
 HERE = Path(__file__).parent
 GOLDEN = json.loads((HERE / "golden" / "narration.json").read_text())["snippets"]
-SCHEMA = json.loads((HERE.parents[2] / "docs" / "trace.schema.json").read_text())
 EVENT_KINDS = {
     SCHEMA["$defs"][ref["$ref"].split("/")[-1]]["properties"]["kind"]["const"]
     for ref in SCHEMA["$defs"]["event"]["oneOf"]
@@ -395,3 +398,50 @@ def test_a_gradient_handed_to_a_custom_backward_is_named_as_the_code_names_it():
         in steps
     )
     assert any("multiplies 2 * x and grad_out" in text for text in steps)
+
+
+# ***** the counts the narration claims are the run's *****
+
+_COUNTED = {  # what an accumulate step's words count, and what of its event that must equal
+    re.compile(r"the sum of (\d+) gradients"): lambda gradients, nodes: gradients,
+    re.compile(r"one through each of the (\d+) \S+ nodes"): lambda gradients, nodes: nodes,
+    re.compile(r"\bthrough (\d+) \S+ nodes"): lambda gradients, nodes: nodes,
+    re.compile(r"\ball (\d+) through"): lambda gradients, nodes: gradients,
+}
+
+
+def _accumulate_claims(source: str) -> list[str]:
+    """Each count an accumulate step of `source` states that its event does not bear out."""
+    events = corpus.traced(source)["events"]
+    wrong = []
+    for number, step in enumerate(corpus.rendered(source)["steps"], 1):
+        if step["kind"] != "accumulate":
+            continue
+        first, last = step["seq"]
+        (event,) = [e for e in events[first : last + 1] if e["kind"] == "accumulate"]
+        gradients = len(event["sources"])
+        nodes = len({s["from"] for s in event["sources"]})
+        for pattern, truth in _COUNTED.items():
+            for said in pattern.findall(step["text"]):
+                if int(said) != truth(gradients, nodes):
+                    wrong.append(
+                        f"step {number}: {step['text']!r} ({gradients} gradients, {nodes} nodes)"
+                    )
+        if "both through" in step["text"] and (gradients, nodes) != (2, 1):
+            wrong.append(f"step {number}: {step['text']!r}")
+    return wrong
+
+
+@pytest.mark.parametrize("slug", corpus.spread(sorted(corpus.STEPWISE_SOURCES)))
+def test_every_count_of_gradients_into_a_grad_is_the_runs(slug):
+    """On every golden snippet and example, each count of gradients and nodes an accumulate
+    step states is its event's."""
+    assert _accumulate_claims(corpus.STEPWISE_SOURCES[slug]) == []
+
+
+def test_a_node_that_sends_two_gradients_is_counted_once():
+    # the variable loop's x.grad once said "6 gradients, one through each of the 6
+    # MulBackward0 nodes": the first, x * x, sends two
+    loop = corpus.rendered(BY_SLUG["variable-loop"].code)["steps"]
+    (grad,) = [step["text"] for step in loop if step["kind"] == "accumulate"]
+    assert "the sum of 6 gradients" in grad and "through 5 MulBackward0 nodes" in grad
