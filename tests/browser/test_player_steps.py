@@ -103,3 +103,27 @@ def test_reduced_motion_keeps_the_chosen_speed(page, server_url):
     expect(page.get_by_role("button", name="Pause")).to_be_visible()
     delays = page.evaluate("window.stepDelays")
     assert delays and set(delays) == {300}, delays
+
+
+def test_the_marked_span_shows_its_underscores(page, server_url):
+    # The step's span is marked in the code; its outline once covered the underscores, which
+    # sit at the bottom of the line box ("requires grad=True", "b.add (1)"). Each underscore
+    # drawn must change the picture: the mark as shown, then with them turned to spaces.
+    open_trace(
+        page, server_url, "import torch\nb = torch.zeros(2, requires_grad=False)\nb.add_(1)\n"
+    )
+    for step in (1, 2):
+        page.locator("grad-player").focus()
+        page.keyboard.press("Home" if step == 1 else "ArrowRight")
+        mark = page.locator("pre.code mark")
+        expect(mark).to_contain_text("_")
+        box = mark.bounding_box()  # and a few pixels around it: a glyph may pass its box
+        around = {
+            "x": box["x"] - 4,
+            "y": box["y"] - 4,
+            "width": box["width"] + 8,
+            "height": box["height"] + 8,
+        }
+        shown = page.screenshot(clip=around)
+        mark.evaluate("(el) => { el.textContent = el.textContent.replaceAll('_', ' '); }")
+        assert page.screenshot(clip=around) != shown, f"step {step}: {mark.text_content()!r}"
