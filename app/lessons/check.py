@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.lessons import quiz
-from app.lessons.facts import FactError, TraceFacts
-from app.lessons.model import NodeQuestion
+from app.lessons.facts import TraceFacts
 from app.lessons.source import BadLesson, LessonFile, Problem, read
 
 
@@ -65,24 +64,10 @@ def check(lesson: LessonFile, trace: dict) -> Report:
     for line, step in lesson.step_links:
         if not facts.has_step(step):
             problem(Problem(line, f"the link to step {step} goes nowhere; {last}"))
-    for index, question in enumerate(lesson.lesson.questions):
-        number = index + 1
+    for index, key, message in quiz.problems(lesson.lesson.questions, facts):
         where = lesson.lines.get(("questions", index), snippet_line)
-        for key in ("step", "checkpoint"):
-            value = getattr(question, key)
-            if value is not None and not facts.has_step(value):
-                at = lesson.lines.get(("questions", index, key), where)
-                problem(Problem(at, f"question {number}'s {key} is step {value}; {last}"))
-        try:
-            if isinstance(question, NodeQuestion):
-                quiz.picks(question, facts)
-            why = quiz.disagreement(question, facts)
-        except FactError as error:
-            problem(Problem(where, f"question {number}: {error}"))
-            continue
-        if why is not None:
-            at = lesson.lines.get(("questions", index, "answer"), where)
-            problem(Problem(at, f"question {number} {why}"))
+        at = lesson.lines.get(("questions", index, key), where) if key else where
+        problem(Problem(at, message))
     return report
 
 

@@ -140,15 +140,44 @@ def _says_not(fact: Fact, answer: str, says: str) -> str:
     return f"says {fact.subject} is {answer}; the trace says {says}{at}"
 
 
+def problems(questions: list, facts: TraceFacts) -> list[tuple[int, str | None, str]]:
+    """Where a lesson's questions do not hold against the run, as `gradtrace lessons check`
+    reports it: (index of the question, the key at fault or None, what is wrong)."""
+    found = []
+    last = f"the run has {len(facts.steps)} steps"
+    for index, question in enumerate(questions):
+        number = index + 1
+        for key in ("step", "checkpoint"):
+            value = getattr(question, key)
+            if value is not None and not facts.has_step(value):
+                found.append((index, key, f"question {number}'s {key} is step {value}; {last}"))
+        try:
+            if isinstance(question, NodeQuestion):
+                picks(question, facts)
+            why = disagreement(question, facts)
+        except FactError as error:
+            found.append((index, None, f"question {number}: {error}"))
+            continue
+        if why is not None:
+            found.append((index, "answer", f"question {number} {why}"))
+    return found
+
+
 def context(trace: dict, questions: list[dict] | None = None) -> dict:
     """A quiz for `trace`, as JSON-able data: `questions` (a lesson's, as its front matter
     gives them) or, when None, the generated ones; and each node question's picks, or the
-    reason it cannot be asked of this trace. What a render worker hands the server."""
+    reason it cannot be asked of this trace. What a render worker hands the server.
+
+    A lesson's questions are asked only if every one holds against the run (`problems`):
+    else none is, and `refused` says why, so that a lesson never grades a wrong answer right."""
     facts = TraceFacts(trace)
     if questions is None:
         asked = generated.questions(trace, facts)
     else:
         asked = [QUESTION.validate_python(question) for question in questions]
+        refused = [message for _, _, message in problems(asked, facts)]
+        if refused:
+            return {"questions": [], "picks": {}, "steps": len(facts.steps), "refused": refused}
     picked: dict[str, dict] = {}
     for question in asked:
         if isinstance(question, NodeQuestion):

@@ -8,6 +8,7 @@ cannot be graded is a 422 with a message saying what to fix, never a 500.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request
@@ -21,6 +22,9 @@ from app.render_pool import RenderBusy
 from app.routes.pages import render_page
 from app.sandbox import SandboxBusy
 from app.service import OverQuota
+
+log = logging.getLogger("gradtrace.lessons")
+REFUSALS_LOGGED = 20  # of a lesson's problems, each cut to a line: a worker's reply is bounded
 
 router = APIRouter()
 
@@ -48,6 +52,8 @@ async def answer_lesson(
     context = await _lesson_page(request, slug)
     if isinstance(context, Response):
         return context
+    if context["being_fixed"]:  # its checks are not asked, so not graded either: they
+        return render_page(request, "lesson.html", context, 409)  # conflict with its run
     return await _answer(request, context, qid, "lesson.html", bool(hx_request))
 
 
@@ -116,12 +122,24 @@ async def _lesson_context(request: Request, found: LessonFile) -> dict:
     context = {**page, "trace": trace, "lesson": found, "before": before, "after": after}
     context["asked"] = forms.ask(quiz)
     context["unavailable"] = quiz.get("unavailable")
+    context["being_fixed"] = _refused(found, quiz)
     context["action"] = f"/lessons/{found.slug}/questions"
     if "rendered" in page:
         steps = overridden(page["rendered"]["steps"], page["lines"], lesson.narration)
         context["rendered"] = {**page["rendered"], "steps": steps}
         context["player_data"] = {**page["player_data"], "steps": steps}
     return context
+
+
+def _refused(found: LessonFile, quiz: dict) -> bool:
+    """Whether the lesson's questions were refused for not holding against its run (as
+    `gradtrace lessons check` would report them): logged, with why, each time it is asked for."""
+    refused = quiz.get("refused")
+    if not refused or not isinstance(refused, list):
+        return False
+    why = "; ".join(str(item)[:300] for item in refused[:REFUSALS_LOGGED])
+    log.error("lesson %s is served without its checks until it is fixed: %s", found.path, why)
+    return True
 
 
 async def _trace_quiz_context(request: Request, ident: str) -> dict | None:

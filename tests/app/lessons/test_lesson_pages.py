@@ -490,3 +490,23 @@ def test_a_learner_over_their_quota_still_opens_a_lesson(tmp_path, lessons_dir):
         refused = client.post("/run", data={"code": "import torch\nprint(1)\n"})
         assert refused.status_code == 429
         assert client.get("/lessons/two-paths").status_code == 200  # the site's own snippet
+
+
+def test_a_lesson_whose_answer_contradicts_its_fact_asks_nothing_and_logs_why(tmp_path, caplog):
+    # b.grad is 9 (d = a·b·a, a = 3): a lesson that says 6 must not grade 6 "Right"
+    folder = tmp_path / "lessons"
+    folder.mkdir()
+    (folder / "lying.md").write_text(PRODUCTS.replace("answer: 9", "answer: 6"), encoding="utf-8")
+    app = create_app(
+        Settings(db_path=tmp_path / "traces.db", session_secret="s", lessons_dir=folder)
+    )
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
+        with caplog.at_level("ERROR", logger="gradtrace.lessons"):
+            page = client.get("/lessons/lying")
+        assert page.status_code == 200
+        assert "quick checks are being fixed" in page.text
+        assert 'id="q-grad-b"' not in page.text
+        assert "the trace says 9" in caplog.text and "lying.md" in caplog.text
+        answer = client.post("/lessons/lying/questions/grad-b", data={"value": "6"}, headers=HX)
+        assert answer.status_code == 409
+        assert "Right" not in answer.text
