@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -510,3 +511,28 @@ def test_a_lesson_whose_answer_contradicts_its_fact_asks_nothing_and_logs_why(tm
         answer = client.post("/lessons/lying/questions/grad-b", data={"value": "6"}, headers=HX)
         assert answer.status_code == 409
         assert "Right" not in answer.text
+
+
+def test_question_text_reads_as_written(tmp_path):
+    """In-place-and-versions: order items and choices that mix words and `code` show code, not
+    backticks, each choice's text in one piece beside its box (a flex row made columns of
+    "b.mul_(" and "1)"), and a right answer whose own note says "Right:" is not "Right. Right:"."""
+    root = Path(__file__).resolve().parents[3]
+    app = create_app(
+        Settings(db_path=tmp_path / "t.db", session_secret="s", lessons_dir=root / "lessons")
+    )
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
+        page = client.get("/lessons/in-place-and-versions").text
+        order = form_of(page, "sequence")
+        assert "`" not in re.sub(r'aria-label="[^"]*"', "", order)
+        assert "<code>c = b * b</code> saves <code>b</code>" in order
+        assert 'aria-label="Position of c = b * b saves b and notes version 0"' in order
+        choices = form_of(page, "which-safe")
+        mul = "<code>b.mul_(1)</code>, since multiplying by one changes nothing"
+        assert f'value="3"> <span>{mul}</span>' in choices
+        feedback = client.post(
+            "/lessons/in-place-and-versions/questions/which-safe",
+            data={"choice": ["0", "1"]},
+            headers=HX,
+        ).text
+        assert "Right: a new tensor" in feedback and "Right." not in feedback
