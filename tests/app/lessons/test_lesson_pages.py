@@ -536,3 +536,5 @@ def test_question_text_reads_as_written(tmp_path):
             headers=HX,
         ).text
         assert "Right: a new tensor" in feedback and "Right." not in feedback
+        key = client.get("/lessons/in-place-and-versions/key").text
+        assert "<code>c.backward()</code> reaches MulBackward0(c) →" in key
