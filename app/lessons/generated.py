@@ -3,7 +3,7 @@
 Each question is built from a fact of the trace (app/lessons/facts.py) and carries it, so the
 same `quiz.disagreement` that checks a lesson's answers can check these (the tests do). Nothing
 is asked that the trace cannot answer: a run that stopped early gets no questions about what it
-never did, a leaf whose .grad is not one number gets no numeric question, and so on.
+never did, a .grad that is not one number is asked of its first entry, and so on.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _leaves(facts: TraceFacts) -> list:
         ChoiceQuestion(
             type="choice",
             id="leaves",
-            prompt="Which of these tensors are leaves of the graph?",
+            prompt="Which of these tensors are leaves (`is_leaf` is True)?",
             choices=choices,
             multiple=True,
             fact="leaves",
@@ -84,7 +84,10 @@ def _leaf_note(facts: TraceFacts, label: str, record: dict) -> str:
         return f"`{label}` was made by an operation autograd recorded ({name}): not a leaf."
     if record["requires_grad"]:
         return f"`{label}` is a leaf that requires grad: backward() fills its .grad."
-    return f"`{label}` is a leaf too: no recorded operation made it, even though it needs no grad."
+    return (
+        f"`{label}` is a leaf too (`{label}.is_leaf` is True): no recorded operation made it. It "
+        "needs no grad, so backward() never reaches it."
+    )
 
 
 def _grads(facts: TraceFacts) -> list:
@@ -97,16 +100,24 @@ def _grads(facts: TraceFacts) -> list:
             fact = facts.grad(label)
         except FactError:
             continue
-        if not isinstance(fact.value, int | float) or isinstance(fact.value, bool):
-            continue  # a tensor's .grad: not one number to type
+        # a vector's (or a matrix's) .grad is asked of its first entry: one number to type
+        index = ""
+        value = fact.value
+        while isinstance(value, list) and value:
+            index += "[0]"
+            value = value[0]
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if index and f"{label}{index}" in facts.labels.values():
+            continue  # `weights[0]` names a tensor of its own here, not an entry of the .grad
         out.append(
             NumericQuestion(
                 type="numeric",
                 id=f"grad-{len(out) + 1}",
-                prompt=f"What is `{label}.grad` when the run ends?",
-                answer=float(fact.value),
-                tolerance=max(abs(float(fact.value)) * 1e-4, 1e-6),
-                fact=f"grad {label}",
+                prompt=f"What is `{label}.grad{index}` when the run ends?",
+                answer=float(value),
+                tolerance=max(abs(float(value)) * 1e-4, 1e-6),
+                fact=f"grad {label}{index}",
                 hint=f"Add up what reaches `{label}` along every path, then any earlier .grad.",
                 step=fact.step,
             )
@@ -139,7 +150,7 @@ def _next_node(facts: TraceFacts) -> list:
         NodeQuestion(
             type="node",
             id="next-node",
-            prompt="Predict the next step: which node does backward() run next?",
+            prompt="Which node does backward() run next?",  # the form says "Predict step N"
             view="autograd",
             answer=[fact.value],
             checkpoint=step,

@@ -164,3 +164,20 @@ def test_a_failing_backward_gets_no_questions_about_it():
     trace = trace_snippet(failing)
     assert trace["outcome"]["status"] == "error"
     assert {q["fact"] for q in quiz.context(trace)["questions"]} <= {"leaves"}
+
+
+def test_a_vector_leaf_is_asked_its_first_grad_entry_and_prompts_say_it_once():
+    # x needs no grad: a leaf (x.is_leaf is True), which the question now asks about, not "a
+    # leaf of the graph"; w's .grad is a vector, asked of its first entry
+    code = (
+        "import torch\nx = torch.tensor([1.0, 2.0])\n"
+        "w = torch.tensor([3.0, 4.0], requires_grad=True)\n"
+        "y = (w * x).sum()\nz = y * y\nz.backward()\n"
+    )
+    trace = trace_snippet(code)
+    asked = {q.id: q for q in assert_every_question_holds(trace)}
+    (grad,) = [q for q in asked.values() if q.fact and q.fact.startswith("grad w")]
+    assert grad.prompt == "What is `w.grad[0]` when the run ends?"
+    assert grad.answer == 2 * 11.0 * 1.0  # dz/dw = 2·y·x, y = 11
+    assert "is_leaf" in asked["leaves"].prompt
+    assert not asked["next-node"].prompt.startswith("Predict")
