@@ -6,9 +6,12 @@ PyTorch does not have either raises the AttributeError PyTorch would raise.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import pathlib
+
+MAX_NEAR = 5  # names offered in place of one the engine lacks
 
 
 class UnsupportedByGradtrace(Exception):  # noqa: N818 - it names a limit, not a failure kind
@@ -32,7 +35,11 @@ def missing_attribute(namespace: str, name: str, supported: list[str] | None = N
             return AttributeError(f"'Tensor' object has no attribute '{name}'")
         return AttributeError(f"module '{namespace}' has no attribute '{name}'")
     qualified = f"{namespace}.{name}"
-    listing = f" (supported: {', '.join(sorted(supported))})" if supported else ""
+    listing = ""
+    if supported:  # a few names like it, not all of them: `torch` has hundreds
+        near = difflib.get_close_matches(name, supported, n=MAX_NEAR, cutoff=0.6)
+        listing = f" (gradtrace has {len(supported)} of {namespace}'s names"
+        listing += f"; close to this one: {', '.join(near)})" if near else ")"
     return UnsupportedByGradtrace(f"{qualified} is not supported by gradtrace's engine{listing}")
 
 

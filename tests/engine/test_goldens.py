@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import re
 import warnings
 from typing import Any
 
@@ -175,3 +176,17 @@ def test_long_runs_and_only_they_are_flagged_long() -> None:
         if (len(corpus.traced(s["source"])["events"]) > LONG_RUN_EVENTS) != bool(s.get("long"))
     ]
     assert not wrong, f"flag long exactly the snippets past {LONG_RUN_EVENTS} events: {wrong}"
+
+
+def test_a_name_the_engine_lacks_is_said_in_a_line_with_names_like_it():
+    # `torch` has hundreds of names: the message once listed them all, a wall of text
+    with pytest.raises(UnsupportedByGradtrace) as lacking:
+        engine.fft  # noqa: B018 - reading the name is what fails
+    said = str(lacking.value)
+    assert re.fullmatch(
+        r"torch\.fft is not supported by gradtrace's engine \(gradtrace has \d+ of torch's names\)",
+        said,
+    )
+    with pytest.raises(UnsupportedByGradtrace) as lacking:
+        engine.nanmean  # noqa: B018
+    assert str(lacking.value).endswith("names; close to this one: mean)")
