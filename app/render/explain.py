@@ -7,14 +7,27 @@ explanation says what it means and what to do, in a line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-# (pattern in the message, explanation); the first match wins, so specific ones come first.
-_ERRORS: list[tuple[re.Pattern, str]] = [
+
+def _transpose_fix(rows: int, cols: int, rows_b: int, cols_b: int) -> str:
+    """What would make (rows×cols) @ (rows_b×cols_b) work, if a transpose would."""
+    if cols == cols_b:
+        return "B.T has the rows A needs: A @ B.T."
+    if rows == rows_b:
+        return "A.T has the columns B needs: A.T @ B."
+    return "No transpose makes these fit: check which tensors are meant to be multiplied."
+
+
+# (pattern in the message, explanation or a function of the pattern's groups that writes it);
+# the first match wins, so specific ones come first.
+_ERRORS: list[tuple[re.Pattern, str | Callable[..., str]]] = [
     (
         re.compile(r"backward through the graph a second time"),
-        "The first backward() freed the tensors this graph saved, so it cannot run again. "
-        "Recompute the forward pass, or pass retain_graph=True to the first backward() if you "
-        "really need both.",
+        # (the narration has just said which node's saved tensors were freed: not again)
+        "Each backward() needs a graph of its own: run the forward pass again before it, as a "
+        "training loop does on every step, or pass retain_graph=True to the first backward() "
+        "to go through this one twice.",
     ),
     (
         re.compile(r"grad can be implicitly created only for scalar outputs"),
@@ -24,7 +37,8 @@ _ERRORS: list[tuple[re.Pattern, str]] = [
     (
         re.compile(r"modified by an inplace operation"),
         "A tensor that a node saved for backward was changed in place afterwards (its version "
-        "went up), so its gradient would be wrong. Write y = y + 1 instead of y += 1.",
+        "went up), so its gradient would be wrong. Use the operation's out-of-place form (y = "
+        "y + 1 for y += 1, y = y.add(1) for y.add_(1)), or change a .clone() of it.",
     ),
     (
         re.compile(r"leaf Variable that requires grad is being used in an in-place operation"),
@@ -44,8 +58,10 @@ _ERRORS: list[tuple[re.Pattern, str]] = [
     ),
     (
         re.compile(r"shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)"),
-        "For A @ B, A's number of columns must equal B's number of rows ({1} ≠ {2} here). "
-        "A transpose (.T) is the usual fix.",
+        lambda rows, cols, rows_b, cols_b: (
+            f"For A @ B, A's number of columns must equal B's number of rows ({cols} ≠ {rows_b} "
+            "here). " + _transpose_fix(int(rows), int(cols), int(rows_b), int(cols_b))
+        ),
     ),
     (
         re.compile(r"cannot be converted to Scalar|only one element tensors can be converted"),
@@ -112,7 +128,7 @@ def explain_error(kind: str, message: str) -> str:
     for pattern, text in _ERRORS:
         found = pattern.search(message)
         if found:
-            return text.format(*found.groups()) if found.groups() else text
+            return text(*found.groups()) if callable(text) else text
     if kind in _BY_TYPE:
         return _BY_TYPE[kind]
     return f"The snippet raised {kind} here and did not catch it, so it stopped."

@@ -445,3 +445,32 @@ def test_a_node_that_sends_two_gradients_is_counted_once():
     loop = corpus.rendered(BY_SLUG["variable-loop"].code)["steps"]
     (grad,) = [step["text"] for step in loop if step["kind"] == "accumulate"]
     assert "the sum of 6 gradients" in grad and "through 5 MulBackward0 nodes" in grad
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "fix"),
+    [
+        ((2, 3), (4, 5), "No transpose makes these fit"),  # ".T is the usual fix" was wrong here
+        ((2, 3), (2, 3), "A @ B.T"),
+        ((3, 2), (3, 4), "A.T @ B"),
+    ],
+)
+def test_a_shape_mismatch_hint_says_a_transpose_only_where_one_fits(a, b, fix):
+    code = f"import torch\nA = torch.ones{a}\nB = torch.ones{b}\nC = A @ B\n"
+    outcome = trace_snippet(code)["outcome"]
+    hint = explain_error(outcome["type"], outcome["message"])
+    assert fix in hint and f"({a[1]} ≠ {b[0]} here)" in hint
+
+
+def test_error_hints_fit_the_snippet_and_add_to_the_message():
+    inplace = trace_snippet(
+        "import torch\na = torch.tensor(2.0, requires_grad=True)\nb = a * 3\nc = b * b\n"
+        "b.add_(1)\nc.backward()\n"
+    )["outcome"]
+    assert "y.add(1) for y.add_(1)" in explain_error(inplace["type"], inplace["message"])
+    twice = trace_snippet(
+        "import torch\na = torch.tensor(2.0, requires_grad=True)\nb = a * a\nb.backward()\n"
+        "b.backward()\n"
+    )
+    (said,) = [step["text"] for step in render(twice)["steps"] if step["kind"] == "error"]
+    assert said.count("freed") == 1, said  # the step says which node's tensors were freed, once
