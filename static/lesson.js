@@ -2,8 +2,10 @@
 //
 // Everything here is an addition: without JavaScript each question is a plain form the server
 // grades, and the lesson is the steps as a list. With it:
-// - progress (steps seen, questions answered) is kept in this browser's localStorage, per
-//   lesson (or per trace, for a quiz), and /lessons shows it; there are no accounts;
+// - progress (steps seen, and how each question was settled: answered right the first time,
+//   right after a wrong answer and its hint, or its answer shown) is kept in this browser's
+//   localStorage, per lesson (or per trace, for a quiz); a reopened lesson says it beside each
+//   question, and /lessons counts it; there are no accounts;
 // - a predict check (`data-checkpoint="N"`) holds playback at step N-1 until it is answered
 //   or its answer shown, then plays step N;
 // - a node question lets the learner click (or press Enter on) a node in the graph;
@@ -31,15 +33,29 @@ function save(key, progress) {
 
 // ***** /lessons: how far each lesson got *****
 
+// How a question was settled, as kept, and as said beside it. ("right" is how progress kept
+// before first time and after a hint were told apart.)
+const SETTLED = {
+  first: "Answered right the first time",
+  hint: "Answered right after a hint",
+  right: "Answered right",
+  shown: "Answer shown",
+};
+const answeredRight = (how) => how === "first" || how === "hint" || how === "right";
+
+// Done means every question answered right: answers only shown leave a lesson to come back to.
 for (const slot of document.querySelectorAll("[data-progress]")) {
   const progress = load(`lesson:${slot.dataset.progress}`);
-  const answered = Object.keys(progress.answered).length;
+  const settled = Object.values(progress.answered).filter((how) => how in SETTLED);
+  const right = settled.filter(answeredRight).length;
+  const shown = settled.length - right;
   const total = Number(slot.dataset.questions);
-  if (!progress.seen.length && !answered) continue;
-  const done = total > 0 && answered >= total;
-  slot.textContent = done
-    ? " · done"
-    : ` · ${answered} of ${total} answered, ${progress.seen.length} steps seen`;
+  if (!progress.seen.length && !settled.length) continue;
+  const done = total > 0 && right >= total;
+  const parts = [`${right} of ${total} answered right`];
+  if (shown) parts.push(`${shown} answer${shown === 1 ? "" : "s"} shown`);
+  if (!done) parts.push(`${progress.seen.length} steps seen`);
+  slot.textContent = done ? " · done: every question answered right" : ` · ${parts.join(", ")}`;
   slot.closest("li")?.classList.toggle("done", done);
 }
 
@@ -173,7 +189,21 @@ function start(page) {
         player.scrollIntoView({ block: "nearest" });
       }
     });
-    if (progress.answered[form.dataset.question]) form.classList.add("answered");
+    if (progress.answered[form.dataset.question]) settle(form, progress.answered[form.dataset.question]);
+  }
+
+  // a question settled, now or in an earlier visit: marked, and how said beside it
+  function settle(form, how) {
+    form.classList.add("answered");
+    form.dataset.settled = how;
+    let note = form.querySelector("[data-settled-note]");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "settled-note";
+      note.dataset.settledNote = "";
+      form.querySelector("fieldset")?.after(note);
+    }
+    note.textContent = SETTLED[how] || "";
   }
 
   function graded(form) {
@@ -186,12 +216,15 @@ function start(page) {
     const qid = form.dataset.question;
     const first = !progress.answered[qid];
     if (first) {
-      // how it was first settled: answered right, or its answer shown
-      progress.answered[qid] = verdict.dataset.verdict === "right" ? "right" : "shown";
+      // how it was first settled: right at once, right after a wrong answer (whose feedback
+      // gave the hint), or its answer shown; the form's attempt counts the wrong answers
+      const wrong = Number(attempt?.value || 0);
+      const how = verdict.dataset.verdict !== "right" ? "shown" : wrong ? "hint" : "first";
+      progress.answered[qid] = how;
       save(key, progress);
+      settle(form, how);
     }
     form.classList.remove("asking");
-    form.classList.add("answered");
     if (picking === form) stopPicking();
     if (first && form.dataset.checkpoint && player?.ready) {
       holdAtCheckpoint();

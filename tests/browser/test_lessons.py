@@ -137,14 +137,22 @@ def test_a_lesson_walked_end_to_end(page, lesson_url, shot):
     progress = json.loads(
         page.evaluate("localStorage.getItem('gradtrace:progress:lesson:two-paths')")
     )
-    assert progress["answered"] == {"next": "right", "grad-a": "shown"}
+    # the predict check right after a wrong answer and its hint; the numeric one's answer shown
+    assert progress["answered"] == {"next": "hint", "grad-a": "shown"}
     # steps 1 to 7 stepped through, the last jumped to, step 8 replayed (0-based here)
     assert set(progress["seen"]) == {*range(CHECKPOINT), total - 1, 7}
     page.goto(lesson_url + "/lessons")
-    expect(page.locator("[data-progress=two-paths]")).to_have_text(" · done")
+    # not done: an answer shown is not an answer found
+    listed = page.locator("[data-progress=two-paths]")
+    seen = len(progress["seen"])
+    expect(listed).to_have_text(f" · 1 of 2 answered right, 1 answer shown, {seen} steps seen")
+    expect(page.locator(".lesson-list li.done")).to_have_count(0)
 
-    # coming back: an answered predict check no longer holds playback
+    # coming back: each question says how it was settled, and an answered predict check no
+    # longer holds playback
     page.goto(lesson_url + "/lessons/two-paths")
+    expect(form.locator("[data-settled-note]")).to_have_text("Answered right after a hint")
+    expect(numeric.locator("[data-settled-note]")).to_have_text("Answer shown")
     page.locator("[data-action=last]").click()
     expect(counter(page)).to_have_text(f"Step {total} of {total}")
 
@@ -155,6 +163,10 @@ def test_a_lesson_walked_end_to_end(page, lesson_url, shot):
     expect(counter(page)).to_have_text(f"Step {CHECKPOINT - 1} of {total}")
     stored = page.evaluate("localStorage.getItem('gradtrace:progress:lesson:two-paths')")
     assert json.loads(stored)["answered"] == {}
+    # right the first time is told apart
+    numeric.locator("input[name=value]").fill("5")
+    submit(numeric)
+    expect(numeric.locator("[data-settled-note]")).to_have_text("Answered right the first time")
 
 
 def test_a_lesson_without_javascript(browser, lesson_url):
