@@ -185,7 +185,14 @@ function start(page) {
       const replay = event.target.closest("[data-replay]");
       if (replay && player?.ready) {
         event.preventDefault();
-        player.goto(Number(replay.dataset.replay) - 1);
+        const step = Number(replay.dataset.replay) - 1;
+        const held = pendingCheckpoint();
+        if (held && step > player.lastShown()) {
+          // past a check still to answer: the link says so rather than do nothing
+          tell(replay, `Step ${step + 1} plays once the check before step ${held.dataset.checkpoint} is answered.`);
+          return;
+        }
+        player.goto(step);
         player.scrollIntoView({ block: "nearest" });
       }
     });
@@ -256,6 +263,19 @@ function checkpointNote(player) {
   note.hidden = true;
   player?.querySelector("[data-narration]")?.after(note);
   return note;
+}
+
+// A status line just after `element`, made the first time.
+function tell(element, text) {
+  let status = element.nextElementSibling;
+  if (!status?.matches("[data-told]")) {
+    status = document.createElement("span");
+    status.dataset.told = "";
+    status.setAttribute("role", "status");
+    status.className = "told";
+    element.after(" ", status);
+  }
+  status.textContent = text;
 }
 
 function link(href, text) {

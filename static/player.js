@@ -12,7 +12,8 @@
 // Pages around the player (static/lesson.js) drive it through a small API: `goto(step)`,
 // `setLimit(step)` (a predict check: no step past it may show until the learner answers),
 // `setPicker(fn)` (a node question: a node clicked or pressed is handed to `fn` instead of the
-// inspector), `stepShowing(view, ids)`, `showView(name)`, `play()` and `pause()`. It tells them of each step shown with a
+// inspector), `stepShowing(view, ids)`, `lastShown()` (the last step that may be shown),
+// `showView(name)`, `play()` and `pause()`. It tells them of each step shown with a
 // `grad-step` event, and of a step held back by the limit with `grad-blocked`.
 //
 // Options, read once at connect from data attributes a page writes on the element (the embed,
@@ -440,6 +441,12 @@ class GradPlayer extends HTMLElement {
     if (stdout) {
       this.stdout ??= stdout.textContent;
       stdout.textContent = this.stdout.slice(0, this.data.printed?.[last] ?? this.stdout.length);
+      stdout.hidden = !stdout.textContent; // no empty box: a line says nothing was printed
+      const none = output.querySelector("[data-no-output]");
+      if (none) {
+        none.hidden = !stdout.hidden;
+        none.textContent = this.stdout ? "Nothing printed yet." : "The snippet printed nothing.";
+      }
     }
     const ending = output?.querySelector("[data-ending]");
     if (ending) ending.hidden = last < this.steps.length - 1;

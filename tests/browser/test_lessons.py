@@ -308,3 +308,18 @@ def test_a_node_question_read_before_its_nodes_exist_brings_them_into_view(page,
     drawn.click()
     expect(form.locator("[data-pick-status]")).to_have_text("Picked MulBackward0(c).")
     expect(node).to_be_checked()
+
+
+def test_a_replay_past_a_held_check_says_why_it_does_not_play(page, lesson_url):
+    page.goto(lesson_url + "/lessons/two-paths")
+    expect(counter(page)).to_have_text(re.compile(r"^Step 1 of"))
+    numeric = page.locator("#q-grad-a")  # asked while the check of step 7 holds
+    for _ in range(2):  # wrong twice brings the answer and its replay link
+        numeric.locator("input[name=value]").fill("4")
+        submit(numeric)
+    replay = numeric.get_by_role("link", name="Replay step 8")
+    replay.click()
+    expect(numeric.locator("[data-told]")).to_have_text(
+        f"Step 8 plays once the check before step {CHECKPOINT} is answered."
+    )
+    expect(counter(page)).to_have_text(re.compile(r"^Step 1 of"))

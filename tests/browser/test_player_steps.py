@@ -127,3 +127,12 @@ def test_the_marked_span_shows_its_underscores(page, server_url):
         shown = page.screenshot(clip=around)
         mark.evaluate("(el) => { el.textContent = el.textContent.replaceAll('_', ' '); }")
         assert page.screenshot(clip=around) != shown, f"step {step}: {mark.text_content()!r}"
+
+
+def test_a_run_that_prints_nothing_says_so_and_shows_no_empty_box(page, server_url):
+    open_trace(page, server_url, "import torch\nx = torch.ones(2)\n")
+    expect(page.locator(".output pre.stdout")).to_be_hidden()
+    expect(page.locator("[data-no-output]")).to_have_text("The snippet printed nothing.")
+    open_trace(page, server_url, TWO_PATHS)  # prints on its last line
+    expect(page.locator(".output pre.stdout")).to_be_visible()
+    expect(page.locator("[data-no-output]")).to_be_hidden()
