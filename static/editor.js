@@ -102,6 +102,23 @@ async function mount(form, textarea, keys) {
   label.removeAttribute("for");
   label.addEventListener("click", () => view.focus());
   form.dataset.editor = "codemirror";
+  // a snippet Python could not read: the cursor at the spot the problem names, now (a page
+  // that came with the problem) and after each Run that brings one (static/run.js)
+  const goTo = ({ line, column }) => {
+    const at = view.state.doc.line(Math.max(1, Math.min(line, view.state.doc.lines)));
+    view.dispatch({ selection: { anchor: at.from + Math.min(column, at.length) }, scrollIntoView: true });
+    view.focus();
+  };
+  form.closest("details").addEventListener("grad-problem-at", (event) => goTo(event.detail));
+  const pending = problemSpot();
+  if (pending) goTo(pending);
+}
+
+/** The line and column (0-based) of the problem shown in the result, if it names one. */
+export function problemSpot() {
+  const problem = document.querySelector("#result [data-problem][data-line]");
+  if (!problem) return null;
+  return { line: Number(problem.dataset.line), column: Number(problem.dataset.column) || 0 };
 }
 
 function setUp(details) {

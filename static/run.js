@@ -3,6 +3,8 @@
 // htmx-config has htmx swap 4xx/5xx too; an answer that is not one of our pages, such as the
 // body-size limit's or a proxy's, is put in words here, as is a failed connection), and after
 // a run the editor folds into its bar and the player moves to the top of the screen.
+import { problemSpot } from "./editor.js";
+
 const form = document.querySelector("[data-run-form]");
 const editor = document.querySelector("[data-editor]");
 const result = document.getElementById("result");
@@ -95,7 +97,11 @@ if (form && editor && result) {
     if (fromRunForm(event)) showProblem(UNREACHABLE);
   });
   document.addEventListener("htmx:afterSwap", (event) => {
-    if (fromRunForm(event) && event.detail.xhr.status < 300) showResult();
+    if (!fromRunForm(event)) return;
+    if (event.detail.xhr.status < 300) showResult();
+    // a snippet Python could not read: the editor (static/editor.js) puts its cursor there
+    const spot = problemSpot();
+    if (spot) editor.dispatchEvent(new CustomEvent("grad-problem-at", { detail: spot }));
   });
   // a trace's own page opens with the editor folded: start at the player too (every time:
   // the browser would otherwise put back the scroll of the entry, taken before the run)

@@ -55,8 +55,26 @@ async def run(
         context = await traces.page(ident, trace)
     except (SandboxBusy, OverQuota, RenderBusy) as busy:
         return _busy(request, page, code, busy)
+    unreadable = _unreadable(trace)
+    if unreadable is not None:
+        # nothing ran: no player, no link to share, and the editor stays open at the spot
+        context = {"code": code, "problem": unreadable, "problem_span": trace["outcome"]["span"]}
+        return render_page(request, page, context, 422)
     headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
     return render_page(request, page, {**context, "trace": trace}, headers=headers)
+
+
+def _unreadable(trace: dict) -> str | None:
+    """What to say of a snippet Python could not read (so none of it ran), or None."""
+    outcome = trace["outcome"]
+    if outcome.get("type") not in ("SyntaxError", "IndentationError") or len(trace["events"]) > 1:
+        return None
+    line, column = (outcome.get("span") or [None, None])[:2]
+    where = f"Line {line}, column {column + 1}: " if line is not None else ""
+    return (
+        f"{where}{outcome['type']}: {outcome['message']}. Python could not read the snippet, so "
+        "none of it ran: fix it in the editor, whose cursor is at the spot."
+    )
 
 
 @router.get("/t/{ident}", response_class=HTMLResponse)

@@ -164,3 +164,35 @@ def _raises(error):
         raise error
 
     return find_or_run
+
+
+def test_a_snippet_python_cannot_read_keeps_the_editor_open_at_the_spot(page, server_url):
+    """A syntax error ran nothing: no player to play, nothing to share or quiz, and the
+    editor stays open with its cursor where Python stopped reading (it once folded away and
+    pointed into the read-only code of an empty player)."""
+    page.goto(server_url + "/")
+    box = page.get_by_role("textbox", name="Your snippet")
+    expect(box).to_have_attribute("contenteditable", "true")  # CodeMirror is mounted
+    box.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.insert_text("import torch\nx = torch.ones(2)\ny = (x +\nprint(y)\n")
+    page.get_by_role("button", name="Run").click()
+    problem = page.locator("#result [data-problem]")
+    expect(problem).to_contain_text("SyntaxError")
+    expect(problem).to_contain_text("none of it ran")
+    expect(page.locator("grad-player")).to_have_count(0)
+    expect(page.get_by_role("link", name="Quiz me")).to_have_count(0)
+    expect(page.locator("details[data-editor]")).to_have_attribute("open", "")
+    line = problem.get_attribute("data-line")
+    expect(box).to_be_focused()
+    cursor_line = page.evaluate(
+        """() => {
+            const root = document.querySelector(".code-editor").shadowRoot;
+            const line = root.getSelection().anchorNode.parentElement.closest(".cm-line");
+            return [...root.querySelectorAll(".cm-line")].indexOf(line) + 1;
+        }"""
+    )
+    assert cursor_line == int(line)
+    assert page.url == server_url + "/"  # nothing stored to link to
+    # Chromium reports the 422 answer itself as a console error: that one is expected here
+    page.problems[:] = [p for p in page.problems if "422 (Unprocessable Entity)" not in p]
