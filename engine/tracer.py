@@ -922,9 +922,9 @@ class Tracer:
                 if seen is None or seen[0] is not value or seen[1:] != looks[1:]:
                     self._seen_modules[id(value)] = looks
                     for path, parameter in value.named_parameters():
-                        self._name(parameter, f"{name}.{path}")
+                        self._name(parameter, name + _python_path(path))
                     for path, buffer in value.named_buffers():  # bn.running_mean
-                        self._name(buffer, f"{name}.{path}")
+                        self._name(buffer, name + _python_path(path))
             elif type(value) in (list, tuple) and len(value) <= LIST_LIMIT:
                 for i, item in enumerate(value):
                     if isinstance(item, Tensor):
@@ -971,6 +971,12 @@ def _has_nan(array: np.ndarray) -> bool:
 
 def _amount(size: int) -> str:
     return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size:,} bytes"
+
+
+def _python_path(path: str) -> str:
+    """A module's parameter path as Python reaches it: `0.weight` (named_parameters' form) is
+    `[0].weight`, as a Sequential's or a ModuleList's children are indexed."""
+    return "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in path.split("."))
 
 
 def _syntax_error_span(error: SyntaxError) -> list | None:

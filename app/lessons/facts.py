@@ -40,7 +40,8 @@ _FACT = re.compile(
     r"|(?P<again>second-backward-fails))$"
 )
 _INDEX = re.compile(r"^(?P<name>.+?)(?P<index>(\[\d+\])+)$")  # w[0], W[1][2]
-_NAMED = re.compile(r"^[A-Za-z_][\w.₀-₉]*(\[\d+\])?$")  # a name the snippet gave, not `a*b`
+# a name the snippet gave (`a`, `xs[0]`, `model[0].weight`, `result₂`), not code (`a*b`)
+_NAMED = re.compile(r"^[A-Za-z_][\w₀-₉]*(?:\.[A-Za-z_][\w₀-₉]*|\[\d+\])*$")
 
 
 def is_name(label: str) -> bool:

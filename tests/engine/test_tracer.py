@@ -309,8 +309,8 @@ def test_unnamed_tensors_are_labelled_with_their_source_text() -> None:
 def test_module_parameters_and_grads_are_labelled_by_path() -> None:
     trace = run(MLP)
     labels = {record["label"] for record in trace["tensors"].values()}
-    assert {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"} <= labels
-    assert {"model.0.weight.grad", "x", "y", "loss"} <= labels
+    assert {"model[0].weight", "model[0].bias", "model[2].weight", "model[2].bias"} <= labels
+    assert {"model[0].weight.grad", "x", "y", "loss"} <= labels
     assert not any(label.startswith("self.") for label in labels)
 
 

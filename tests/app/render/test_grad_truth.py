@@ -279,7 +279,7 @@ def test_zero_grad_states_none():
 def test_mlp_training_parameters_say_grad_none_during_the_next_forward():
     trace, after = observed_run(EXAMPLES_BY_SLUG["mlp-training"])
     scene, final = drawn_steps(trace)
-    first = next(t for t, r in trace["tensors"].items() if r["label"] == "model.0.weight")
+    first = next(t for t, r in trace["tensors"].items() if r["label"] == "model[0].weight")
     version_at = versions(trace)
     pass_two = [k for k, s in enumerate(final) if s["generation"] == 2 and s["phase"] == "forward"]
     assert len(pass_two) > 3

@@ -34,7 +34,7 @@ def test_each_pass_of_a_training_loop_has_its_own_loss():
     labels = graph.display_labels(trace)
     losses = [labels[t] for t, r in trace["tensors"].items() if r["label"] == "loss"]
     assert losses[0] == "loss₁" and losses[-1] == "loss₂₀" and len(losses) == 20
-    assert "model.0.weight.grad" in labels.values()  # parameters are bound once
+    assert "model[0].weight.grad" in labels.values()  # parameters are bound once
 
 
 def test_in_place_versions_are_one_tensor_and_grads_follow_their_owner():
