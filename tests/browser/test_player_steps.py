@@ -136,3 +136,14 @@ def test_a_run_that_prints_nothing_says_so_and_shows_no_empty_box(page, server_u
     open_trace(page, server_url, TWO_PATHS)  # prints on its last line
     expect(page.locator(".output pre.stdout")).to_be_visible()
     expect(page.locator("[data-no-output]")).to_be_hidden()
+
+
+def test_the_runs_warnings_are_shown_with_its_ending(page, server_url):
+    # the retain-grad example reads a non-leaf's .grad: PyTorch's UserWarning says why it is
+    # None, and it is what the example teaches
+    open_trace(page, server_url, BY_SLUG["retain-grad"].code)
+    warnings = page.locator("[data-stderr]")
+    expect(warnings).to_contain_text(
+        "UserWarning: The .grad attribute of a Tensor that is not a leaf"
+    )
+    expect(warnings).to_be_visible()
