@@ -118,6 +118,22 @@ class Player(anywidget.AnyWidget):
             self.step = 1
             self.set_trait("html", html)
 
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget, and for a reader with no widget manager (nbconvert's HTML, a notebook
+        viewer, an output saved without its widget state) the player as it reads without
+        JavaScript: the run as it ends, both views drawn, every step in words, with the
+        widget's own styles. Not an object's repr."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = {
+            **data,
+            "text/html": (
+                f"<style>{self._css}</style>"
+                f'<div class="gradtrace-widget theme-{self.theme}">{self.html}</div>'
+            ),
+        }
+        return data, metadata
+
     @traitlets.validate("step")
     def _step_in_range(self, proposal):
         step = proposal["value"]

@@ -213,3 +213,16 @@ def test_trace_needs_no_anywidget():
     )
     assert result.returncode == 0, result.stderr
     assert "pip install 'gradtrace[notebook]'" in result.stdout
+
+
+def test_outside_jupyter_the_output_is_the_player_as_it_reads_without_javascript():
+    # nbconvert's HTML or a notebook viewer has no widget manager: it once got only a repr
+    widget = gradtrace.show(HOSTILE)
+    data, _ = widget._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data  # Jupyter still gets the widget
+    static = data["text/html"]
+    assert static.startswith("<style>") and 'class="gradtrace-widget theme-light"' in static
+    assert static.count("<svg") == 2  # both views, drawn at the last step
+    assert "Every step as text" in static
+    for raw in ("<img", "<b onmouseover", "<script>alert(3)"):
+        assert raw not in static
