@@ -370,3 +370,22 @@ def test_loading_the_player_twice_is_harmless(page, server_url, ident, total):
     page.evaluate("() => import('/static/player.js?again').then(() => true)")
     page.locator("[data-action=next]").click()
     counter_says(page, 2, total)
+
+
+def test_an_800_by_500_embed_shows_whole_code_lines(page, server_url):
+    # the Share box's default size; the code column beside the graph once cut long lines
+    code = BY_SLUG["linear-step"].code
+    reply = page.request.post(f"{server_url}/api/traces", data={"code": code})
+    assert reply.ok, reply.text()
+    page.set_viewport_size({"width": 800, "height": 500})
+    page.goto(f"{server_url}/embed/{reply.json()['id']}")
+    expect(page.locator("grad-player.live")).to_have_count(1)
+    longest = max(len(line) for line in code.splitlines())
+    assert longest > 40  # long enough to need the room
+    cut = page.evaluate(
+        """() => {
+            const pre = document.querySelector("pre.code");
+            return pre.scrollWidth > pre.clientWidth;
+        }"""
+    )
+    assert not cut

@@ -147,3 +147,16 @@ def test_the_runs_warnings_are_shown_with_its_ending(page, server_url):
         "UserWarning: The .grad attribute of a Tensor that is not a leaf"
     )
     expect(warnings).to_be_visible()
+
+
+def test_the_address_follows_the_step_while_playing(page, server_url):
+    # after Run on the editor's page, whose address htmx has just pushed
+    page.goto(server_url + "/")
+    page.get_by_role("button", name="Run").click()
+    expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step 1 of"))
+    page.get_by_role("button", name="Play").click()
+    expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step 3 of"))
+    expect(page).to_have_url(re.compile(r"#step=(3|4)$"))
+    page.get_by_role("button", name="Pause").click()
+    step = re.match(r"Step (\d+)", page.locator("[data-counter]").inner_text()).group(1)
+    expect(page).to_have_url(re.compile(rf"#step={step}$"))
