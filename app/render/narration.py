@@ -629,14 +629,19 @@ class Narrator:
         elif same:
             note = f", through {nodes} {through[0]} nodes"
         total = values.say(event["contribution"])
+        # a hook on the leaf (or on its AccumulateGrad) may change what arrives: say so, rather
+        # than call the gradients' sum what the .grad gets
+        arrived = [s["grad"] for s in sources]
+        changed = values.same(*arrived, to=event["contribution"]) is False
+        hooked = f", which {leaf}'s hooks turn into {total}" if changed else ""
         if n > TERMS_LIMIT:
-            parts = f"the sum of {n} gradients = {total}{note}"
+            parts = f"the sum of {n} gradients" + (hooked or f" = {total}") + note
         else:
             terms = " + ".join(
                 values.say(s["grad"]) + ("" if same else f" (through {node})")
                 for s, node in zip(sources, through, strict=True)
             )
-            parts = (terms if n == 1 else f"{terms} = {total}") + note
+            parts = terms + (hooked or ("" if n == 1 else f" = {total}")) + note
         if before is None and reset:
             return (
                 f"{leaf}.grad had been set back to None since the last backward(), so it "

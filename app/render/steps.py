@@ -565,8 +565,13 @@ class _Stepper:
         leaf, grad, nid = event["tensor"], event["grad_tensor"], event["node"]
         before = self.grad_values.get(grad)
         self.grad_values[grad] = event["grad"]
-        # a new .grad tensor for a leaf that had one: the program set it to None meanwhile
-        reset = self.grad_tensor.get(leaf, grad) != grad
+        previous = self.grad_tensor.get(leaf, grad)
+        # a new .grad tensor for a leaf that had one: either the program set .grad to None
+        # meanwhile (what is added is all there is), or backward(create_graph=True) added out
+        # of place, old + new, into a new tensor
+        if previous != grad and values.same(event["contribution"], to=event["grad"]) is False:
+            before = self.grad_values.get(previous)
+        reset = previous != grad and before is None
         self.grad_tensor[leaf] = grad
         self.owner_of[grad] = leaf
         self.ran.add(nid)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 SAY_LIMIT = 6  # a sentence lists a tensor's numbers when it has at most this many
 BOX_CHARS = 26  # a box in the picture too, if they fit in this many characters
 
@@ -90,3 +92,14 @@ def box(value: Any) -> str:
         if len(text) <= BOX_CHARS:
             return text
     return f"{shape[0]:,} values" if len(shape) == 1 else dims(shape)
+
+
+def same(*sums: list, to: Any) -> bool | None:
+    """Whether the values in `sums`, added up, equal `to` (numbers or nested lists, as a trace
+    keeps them); None when one is a summary (too large to keep) and cannot be compared."""
+    try:
+        total = np.sum([np.asarray(v, dtype=float) for v in sums], axis=0)
+        other = np.asarray(to, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return total.shape == other.shape and bool(np.allclose(total, other, equal_nan=True))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.examples import BY_SLUG
+from app.lessons.facts import TraceFacts, is_name
 from app.render import narrate, ops, render, values
 from app.render.explain import STATUSES, explain_error, explain_status
 from app.render.narration import article
@@ -411,12 +412,22 @@ _COUNTED = {  # what an accumulate step's words count, and what of its event tha
 
 
 def _accumulate_claims(source: str) -> list[str]:
-    """Each count an accumulate step of `source` states that its event does not bear out."""
-    events = corpus.traced(source)["events"]
+    """Each claim an accumulate step of `source` makes that the run does not bear out: the
+    counts of gradients and nodes it states (against its event), and the .grad it ends with
+    (against the lessons' own fact, `grad NAME at STEP`)."""
+    trace = corpus.traced(source)
+    events = trace["events"]
+    facts = TraceFacts(trace)
     wrong = []
     for number, step in enumerate(corpus.rendered(source)["steps"], 1):
         if step["kind"] != "accumulate":
             continue
+        ends = re.search(r"(\S+)\.grad = (?:[^=]*turn into )?([^=]+)\.$", step["text"])
+        if ends and is_name(ends[1]) and ends[1] in facts.labels.values():
+            fact = facts.grad(ends[1], at=number)
+            said = re.sub(r" \(through [^)]*\)$", "", ends[2])  # one gradient, and its node
+            if said != values.say(fact.value):
+                wrong.append(f"step {number}: {step['text']!r} (the fact: {fact.value})")
         first, last = step["seq"]
         (event,) = [e for e in events[first : last + 1] if e["kind"] == "accumulate"]
         gradients = len(event["sources"])
@@ -433,9 +444,9 @@ def _accumulate_claims(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("slug", corpus.spread(sorted(corpus.STEPWISE_SOURCES)))
-def test_every_count_of_gradients_into_a_grad_is_the_runs(slug):
+def test_every_count_and_grad_an_accumulate_step_states_is_the_runs(slug):
     """On every golden snippet and example, each count of gradients and nodes an accumulate
-    step states is its event's."""
+    step states is its event's, and the .grad it ends with is the lessons' fact."""
     assert _accumulate_claims(corpus.STEPWISE_SOURCES[slug]) == []
 
 
