@@ -192,11 +192,12 @@ def test_a_lesson_without_javascript(browser, lesson_url):
         context.close()
 
 
-BUILT_IN = [lesson.slug for lesson in Library.load(ROOT / "lessons").lessons]
+LIBRARY = Library.load(ROOT / "lessons")  # read once: each test asks it of its lesson
+BUILT_IN = [lesson.slug for lesson in LIBRARY.lessons]
 
 
 def _checkpoints_in(slug: str) -> bool:
-    lesson = Library.load(ROOT / "lessons").get(slug).lesson
+    lesson = LIBRARY.get(slug).lesson
     return any(question.checkpoint for question in lesson.questions)
 
 
@@ -231,7 +232,7 @@ def _ahead_of(slug: str) -> dict[int, dict]:
     the check holds at the step before it, worked out from the trace: the output printed by
     then, and what it must not show: the steps' words after it (those no earlier step says) and
     how the run ended, if that is still to come."""
-    lesson = Library.load(ROOT / "lessons").get(slug).lesson
+    lesson = LIBRARY.get(slug).lesson
     trace = corpus.traced(lesson.snippet)
     steps = overridden(
         corpus.rendered(lesson.snippet)["steps"], lesson.snippet.splitlines(), lesson.narration
