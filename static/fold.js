@@ -55,13 +55,11 @@ export function elementClasses(state, id, phase) {
 // The first step, up to `last`, at which `view` shows every one of `ids` (else the first that
 // shows any of them), or null: where a question about those elements can be answered.
 export function firstShowing(steps, view, ids, last = steps.length - 1) {
-  const visible = new Set();
+  const state = emptyState();
   let any = null;
   for (let i = 0; i <= Math.min(last, steps.length - 1); i++) {
-    const delta = steps[i][view] || {};
-    for (const id of delta.hide || []) visible.delete(id);
-    for (const id of delta.reveal || []) visible.add(id);
-    const shown = ids.filter((id) => visible.has(id)).length;
+    apply(state, steps[i][view] || {});
+    const shown = ids.filter((id) => state.visible.has(id)).length;
     if (ids.length && shown === ids.length) return i;
     if (shown && any === null) any = i;
   }
