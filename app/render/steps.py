@@ -566,10 +566,10 @@ class _Stepper:
         before = self.grad_values.get(grad)
         self.grad_values[grad] = event["grad"]
         previous = self.grad_tensor.get(leaf, grad)
-        # a new .grad tensor for a leaf that had one: either the program set .grad to None
-        # meanwhile (what is added is all there is), or backward(create_graph=True) added out
-        # of place, old + new, into a new tensor
-        if previous != grad and values.same(event["contribution"], to=event["grad"]) is False:
+        # a new .grad tensor for a leaf: after the program set .grad to None (a grad_set
+        # event, so previous is None) what is added is all there is; with a .grad still there,
+        # backward(create_graph=True) added out of place, old + new, into a new tensor
+        if previous is not None and previous != grad:
             before = self.grad_values.get(previous)
         reset = previous != grad and before is None
         self.grad_tensor[leaf] = grad
