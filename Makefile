@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-CHROMIUM ?= /usr/bin/chromium
+# Debian's headless build of Chromium, which the browser tests drive (tests/chromium.py says why)
+CHROMIUM ?= /usr/bin/chromium-headless-shell
+export GRADTRACE_CHROMIUM := $(CHROMIUM)
 
 .PHONY: install system-libs browser serve test test-fast lint bench goldens clean
 
@@ -28,13 +30,14 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-# Browser tests drive Debian's Chromium (Playwright's own download does not work here).
+# Browser tests drive Debian's Chromium (Playwright's own download does not work here), with the
+# fonts Debian's desktop Chromium brings: Liberation, which the tests' label sizes were measured in.
 browser:
-	@if [ ! -x $(CHROMIUM) ]; then \
+	@if [ ! -x $(CHROMIUM) ] || ! fc-list 2>/dev/null | grep -q 'Liberation Sans'; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell fonts-liberation; \
 	  else \
-	    echo "Browser tests need Chromium at $(CHROMIUM): sudo apt-get install chromium"; exit 1; \
+	    echo "Browser tests need Chromium at $(CHROMIUM): sudo apt-get install chromium-headless-shell fonts-liberation"; exit 1; \
 	  fi; \
 	fi
 

@@ -35,10 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.examples import BY_SLUG  # noqa: E402
+from tests import chromium  # noqa: E402
 from tests.live_server import free_port, serving, uvicorn_command  # noqa: E402
 
-CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 LOOP_500 = """import torch
 w = torch.tensor(1.0, requires_grad=True)
 for i in range(100):
@@ -74,7 +73,7 @@ def main() -> None:
             serving(uvicorn_command(port), port, env=env) as (_, url),
             sync_playwright() as playwright,
         ):
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = chromium.launch(playwright)
             try:
                 for name, code in SNIPPETS.items():
                     _bench(browser, f"{url}/t/{_store(url, code)}", name, args.runs)

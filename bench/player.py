@@ -3,8 +3,8 @@
     .venv/bin/python bench/player.py [--steps 50]
 
 Starts uvicorn (tests/live_server.py) on a free loopback port with a fresh database, stores
-three snippets through the API, and opens each one's page `/t/{id}` in Chromium (Playwright, at
-/usr/bin/chromium), in a fresh browser context so nothing is cached:
+three snippets through the API, and opens each one's page `/t/{id}` in Chromium (Playwright, the
+build tests/chromium.py names), in a fresh browser context so nothing is cached:
 
 - bytes: what the page cost on the wire (the Resource Timing API's transferSize, headers
   included, and encodedBodySize, the compressed body) next to what it is uncompressed
@@ -38,10 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.examples import BY_SLUG  # noqa: E402
+from tests import chromium  # noqa: E402
 from tests.live_server import free_port, serving, uvicorn_command  # noqa: E402
 
-CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 # unthrottled frames: a step is timed to its own paint, not to the next 60 Hz tick
 UNTHROTTLED = ["--disable-gpu-vsync", "--disable-frame-rate-limit"]
 TARGET_BYTES = 250 * 1024
@@ -140,8 +139,7 @@ def main() -> None:
         with serving(uvicorn_command(port), port, env=env) as (_, url):
             idents = {name: _store(url, code) for name, code in SNIPPETS.items()}
             with sync_playwright() as playwright:
-                flags = CHROMIUM_ARGS + UNTHROTTLED
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=flags)
+                browser = chromium.launch(playwright, UNTHROTTLED)
                 try:
                     for name, ident in idents.items():
                         _bench_page(browser, url, name, ident, args.steps)

@@ -1,8 +1,8 @@
 """Browser tests: a real uvicorn on a free loopback port, driven in Debian's Chromium.
 
-Playwright's own browser download does not work on these machines, so Playwright is pointed at
-/usr/bin/chromium (the Makefile installs it). Every page fails its test on any JavaScript error
-or console error, and screenshots of key states are kept under test-artifacts/.
+Which Chromium, and how it starts, is tests/chromium.py's (the Makefile installs it). Every
+page fails its test on any JavaScript error or console error, and screenshots of key states
+are kept under test-artifacts/.
 """
 
 from __future__ import annotations
@@ -13,24 +13,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+from tests import chromium
 from tests.live_server import free_port, serving, uvicorn_command
 
-CHROMIUM = os.environ.get("GRADTRACE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # How long an expect() waits for what it expects: a hang guard, not a speed check, as long as
 # Playwright's own for actions. Its 5 s failed good changes when xdist workers, their servers'
 # sandboxes and renderers share two cores; a page that never gets there still fails.
 expect.set_options(timeout=30_000)
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # CI runs as root
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="session")
@@ -43,13 +33,10 @@ def server_url(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"browser tests need Chromium at {CHROMIUM}: run `make test` as root, "
-            "or `apt-get install chromium`"
-        )
+    if why := chromium.missing():
+        pytest.fail(why)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = chromium.launch(playwright)
         yield browser
         browser.close()
 
