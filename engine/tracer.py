@@ -8,7 +8,8 @@ Tracer and returns the trace.
 Where things happened comes from the snippet's own frame: the instruction it is executing maps,
 through `co_positions()`, to the exact columns of the sub-expression (so `a*b + a` gives two
 spans on one line). Names come from the snippet's variables, looked at whenever the snippet has
-moved on to another instruction since the last look.
+moved on to another instruction since the last look. `nn.Module.__call__` says when each module
+call starts and ends, so every event made inside one names it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ LIST_LIMIT = 16  # tensors in lists and tuples up to this long are labelled xs[0
 ALIAS_LIMIT = 16  # other tensors an in-place change lists as sharing the changed memory
 EXPOSED_LIMIT = 16  # tensors whose memory .numpy() handed out, watched for writes
 EXPOSED_ELEMENTS = 1 << 16  # ... holding at most this many numbers in all (compared per event)
+MODULE_DEPTH_LIMIT = 16  # nested module calls listed; deeper ones' events go to the 16th
 
 # What a snippet's names mostly hold, and never a tensor to label (exact types: a subclass of
 # one of them could hold tensors, so it is looked at)
@@ -133,6 +135,7 @@ class Tracer:
         self._generation = next(_generations)
         self._tensor_count = 0
         self._node_count = 0
+        self._module_count = 0
         self._stdout: list[str] = []
         self._stderr: list[str] = []
         self._lines = code.splitlines()
@@ -140,6 +143,10 @@ class Tracer:
         self._expressions: dict[tuple, str] = {}
         self._named: set[str] = set()  # tensors labelled with a name rather than an expression
         self._seen_modules: dict[int, tuple] = {}  # id -> (module, #parameters, #children)
+        self.modules: list[dict] = []  # the module calls listed so far (the trace's "modules")
+        self._known_modules: dict[int, _KnownModule] = {}  # id(module) -> what is known of it
+        self._calls: list[Module] = []  # the module calls running now, outermost first
+        self._listed_calls: list[int] = []  # the indexes in `modules` of the first of them
         self._top_frame = None
         self._where_frame = None
         self._where_call = None
@@ -179,6 +186,7 @@ class Tracer:
             "code": self.code,
             "tensors": self.tensors,
             "nodes": self.nodes,
+            "modules": self.modules,
             "events": self.events,
             "stdout": "".join(self._stdout),
             "stderr": "".join(self._stderr),
@@ -193,9 +201,8 @@ class Tracer:
         ids = self._input_ids(inputs, span)
         seq = self._seq()
         tid = self._add_tensor(t, seq, span)
-        self.events.append(
-            {"seq": seq, "kind": "tensor", "tensor": tid, "op": op, "inputs": ids, "span": span}
-        )
+        event = {"seq": seq, "kind": "tensor", "tensor": tid, "op": op, "inputs": ids, "span": span}
+        self._append_in_call(event)
 
     def on_op(self, node: Node, outs: tuple, inputs: tuple, recorded: bool) -> None:
         span = self._where()
@@ -205,17 +212,16 @@ class Tracer:
         out_ids = [self._add_tensor(t, seq, span) for t in outs]
         if node_id is not None:
             self.nodes[node_id]["outputs"] = out_ids
-        self.events.append(
-            {
-                "seq": seq,
-                "kind": "op",
-                "name": node.name(),
-                "node": node_id,
-                "inputs": ids,
-                "outputs": out_ids,
-                "span": span,
-            }
-        )
+        event = {
+            "seq": seq,
+            "kind": "op",
+            "name": node.name(),
+            "node": node_id,
+            "inputs": ids,
+            "outputs": out_ids,
+            "span": span,
+        }
+        self._append_in_call(event)
 
     def on_inplace(
         self, target: Tensor, node: Node | None, inputs: tuple, recorded: bool, op=None
@@ -244,7 +250,7 @@ class Tracer:
         }
         self._values.put(event, "value", target._array)
         self._put_aliases(event, target, others)
-        self.events.append(event)
+        self._append_in_call(event)
 
     def on_data_set(self, t: Tensor, source: Tensor) -> None:
         """`t.data = source`: t now holds source's memory (no version bump, as in PyTorch)."""
@@ -422,6 +428,17 @@ class Tracer:
         )
         self._backward_handles = {}
 
+    def enter_module(self, module: Module) -> None:
+        """A module call starts. It is listed only once something is recorded inside it."""
+        self._calls.append(module)
+
+    def exit_module(self, module: Module) -> None:
+        calls = self._calls
+        if calls and calls[-1] is module:  # (a call that began before this tracer did is not)
+            if len(self._listed_calls) == len(calls):
+                self._listed_calls.pop()
+            calls.pop()
+
     # ***** what the snippet prints, warns and raises *****
 
     def print(self, *args, sep=" ", end="\n", file=None, flush=False) -> None:
@@ -574,7 +591,7 @@ class Tracer:
             return tid
         seq = self._seq()
         tid = self._add_tensor(t, seq, span)
-        self.events.append(
+        self._append_in_call(
             {"seq": seq, "kind": "tensor", "tensor": tid, "op": None, "inputs": [], "span": span}
         )
         # a tensor the engine handed the snippet (the gradient a custom Function's backward is
@@ -610,6 +627,52 @@ class Tracer:
         self._values.place(record, "value", handle)
         self._register(t)
         return tid
+
+    # ***** module calls *****
+
+    def _append_in_call(self, event: dict) -> None:
+        """Record a tensor, op or inplace event, with the module call it happened in if any.
+
+        Last, once nothing can stop the event being recorded: a call is listed only for an
+        event that is."""
+        if self._calls:
+            event["module"] = self._innermost_call()
+        self.events.append(event)
+
+    def _innermost_call(self) -> int:
+        """The index in `modules` of the innermost listed call running now, listing the calls
+        around it first (parents before children), down to MODULE_DEPTH_LIMIT deep."""
+        listed, calls = self._listed_calls, self._calls
+        depth = min(len(calls), MODULE_DEPTH_LIMIT)
+        while len(listed) < depth:
+            known = self._known_module(calls[len(listed)])
+            if known.token is None:
+                self._module_count += 1
+                known.token = f"m{self._module_count}"
+            call = {
+                "module": known.token,
+                "name": known.name,
+                "type": type(known.module).__name__,
+                "parent": listed[-1] if listed else None,
+            }
+            known.calls.append(call)
+            listed.append(len(self.modules))
+            self.modules.append(call)
+        return listed[-1]
+
+    def _known_module(self, module: Module) -> _KnownModule:
+        known = self._known_modules.get(id(module))
+        if known is None:  # holding the module keeps its id from being reused
+            known = self._known_modules[id(module)] = _KnownModule(module)
+        return known
+
+    def _name_module(self, module: Module, name: str) -> None:
+        """The first name a module is found under names all its calls, listed or to come."""
+        known = self._known_module(module)
+        if known.name is None:
+            known.name = name
+            for call in known.calls:
+                call["name"] = name
 
     # ***** memory shared between tensors *****
 
@@ -921,6 +984,8 @@ class Tracer:
                 seen = self._seen_modules.get(id(value))
                 if seen is None or seen[0] is not value or seen[1:] != looks[1:]:
                     self._seen_modules[id(value)] = looks
+                    for path, module in value.named_modules():  # model, model[0], net.fc1
+                        self._name_module(module, name + _python_path(path) if path else name)
                     for path, parameter in value.named_parameters():
                         self._name(parameter, name + _python_path(path))
                     for path, buffer in value.named_buffers():  # bn.running_mean
@@ -942,6 +1007,19 @@ class Tracer:
             if grad_id is not None and grad_id not in self._named:
                 self._named.add(grad_id)
                 self.tensors[grad_id]["label"] = name + ".grad"
+
+
+class _KnownModule:
+    """What a trace knows of one module object: its token once a call of it is listed, its name
+    once one is found, and its listed calls (named when it is)."""
+
+    __slots__ = ("calls", "module", "name", "token")
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.token: str | None = None
+        self.name: str | None = None
+        self.calls: list[dict] = []
 
 
 class _OwnerRef(weakref.ref):

@@ -116,6 +116,7 @@ def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
         "code": code,
         "tensors": {},
         "nodes": {},
+        "modules": [],
         "events": [],
         "stdout": "",
         "stderr": "",

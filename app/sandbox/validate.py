@@ -7,8 +7,10 @@ Graphviz and the page all trust what gets stored:
 
 - every key and type the renderer reads, per event kind (docs/trace-format.md), and every id an
   event, tensor or node names existing and introduced no later than where it is used;
-- ids are the tracer's own tokens (`t12`, `n3`), so nothing Graphviz interprets (`\\N`) can
-  reach it as a node name;
+- ids are the tracer's own tokens (`t12`, `n3`, `m2`), so nothing Graphviz interprets (`\\N`)
+  can reach it as a node name;
+- module calls each name an earlier call as their parent, at most 16 deep, and each holds an
+  event, so a reader walks them in one pass and they are bounded by the events;
 - counts, lengths, nesting and numbers capped from the sandbox settings (what the tracer can
   legitimately write, with a little room), and numbers finite;
 - text from the snippet that may legitimately be long (labels, messages) is clipped rather than
@@ -30,15 +32,18 @@ from app.sandbox import statuses
 from app.sandbox.settings import SandboxSettings
 
 TOP_KEYS = {
-    "version", "code", "tensors", "nodes", "events", "stdout", "stderr", "outcome", "limits",
+    "version", "code", "tensors", "nodes", "modules", "events", "stdout", "stderr", "outcome",
+    "limits",
 }  # fmt: skip
 TENSOR_KEYS = {"label", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "value", "created"}
 NODE_KEYS = {"name", "inputs", "outputs", "next", "saved", "formula", "created"}
 OUTCOME_KEYS = {"status", "type", "message", "span"}
+CALL_KEYS = {"module", "name", "type", "parent"}
 ACCUMULATE = "AccumulateGrad"
 
 TENSOR_ID = re.compile(r"t[0-9]{1,7}")
 NODE_ID = re.compile(r"n[0-9]{1,7}")
+MODULE_TOKEN = re.compile(r"m[0-9]{1,6}")
 DTYPE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 # Caps that do not depend on the settings. The tracer's labels are at most 40 characters of
@@ -56,6 +61,7 @@ DIM_CAP = 1 << 48  # elements along one dimension
 INT_CAP = 1 << 64  # a number in a value, and any count or position
 CLIP = "…"
 ALIAS_CAP = 16  # tensors one change lists as sharing the memory (the tracer's ALIAS_LIMIT)
+CALL_DEPTH_CAP = 16  # nested module calls listed (the tracer's MODULE_DEPTH_LIMIT)
 
 
 class Malformed(ValueError):
@@ -132,6 +138,7 @@ class _Checker:
         for nid, record in nodes.items():
             _expect(type(nid) is str and NODE_ID.fullmatch(nid) is not None, "node id")
             self.node(record)
+        self.calls(trace["modules"])
         self.made_by_ops: set[str] = set()  # the nodes op and inplace events name as theirs
         self.named_at_birth: set[str] = set()  # nodes something names at the event made them
         for record in tensors.values():
@@ -142,6 +149,7 @@ class _Checker:
         for seq, event in enumerate(events):
             self.event(event, seq)
         self.no_phantom_nodes()
+        self.no_empty_calls()
         self.outcome(trace["outcome"])
         limits = trace["limits"]
         _expect(type(limits) is dict and set(limits) == {"truncated", "max_events"}, "limits")
@@ -232,6 +240,51 @@ class _Checker:
             _expect(made, "node no op made")
             _expect(nid in self.named_at_birth, "node nothing named where it was made")
 
+    # ***** module calls *****
+
+    def calls(self, calls) -> None:
+        """The module calls events happened in. Each names its enclosing call by the index of an
+        earlier one, so the calls form a forest, at most CALL_DEPTH_CAP deep, that a reader can
+        walk in one pass. Each holds an event (no_empty_calls), so there are at most
+        CALL_DEPTH_CAP calls per event (not one: the first op in a Sequential's Linear lists
+        both calls)."""
+        _expect(type(calls) is list, "modules")
+        _expect(len(calls) <= min(self.caps.items, CALL_DEPTH_CAP * self.count), "module count")
+        depths: list[int] = []
+        for index, call in enumerate(calls):
+            _expect(type(call) is dict and set(call) == CALL_KEYS, "module call keys")
+            token = call["module"]
+            _expect(type(token) is str and MODULE_TOKEN.fullmatch(token) is not None, "module")
+            if call["name"] is not None:
+                call["name"] = _clipped(call["name"], LABEL_CAP, "module name")
+            call["type"] = _clipped(call["type"], NAME_CAP, "module type")
+            parent = call["parent"]
+            if parent is None:
+                depths.append(1)
+            else:
+                _expect(type(parent) is int and 0 <= parent < index, "module parent")
+                depths.append(depths[parent] + 1)
+                _expect(depths[index] <= CALL_DEPTH_CAP, "module depth")
+        self.module_calls = calls
+        self.used_calls = [False] * len(calls)
+
+    def in_call(self, event: dict) -> None:
+        """A tensor, op or inplace event's `module`, when it has one: a listed call."""
+        if "module" not in event:
+            return
+        index = event["module"]
+        _expect(type(index) is int and 0 <= index < len(self.module_calls), "event module")
+        self.used_calls[index] = True
+
+    def no_empty_calls(self) -> None:
+        """Every call is listed because an event happened in it or in a call inside it."""
+        used, calls = self.used_calls, self.module_calls
+        for index in reversed(range(len(calls))):  # children come after their parents
+            _expect(used[index], "module call with nothing in it")
+            parent = calls[index]["parent"]
+            if parent is not None:
+                used[parent] = True
+
     # ***** events *****
 
     def event(self, event, seq: int) -> None:
@@ -245,14 +298,16 @@ class _Checker:
         getattr(self, f"event_{kind}")(event, seq)
 
     def event_tensor(self, event: dict, seq: int) -> None:
-        self.keys(event, {"tensor", "op", "inputs"})
+        self.keys(event, {"tensor", "op", "inputs"} | ({"module"} & set(event)))
+        self.in_call(event)
         self.ref(self.tensors, event["tensor"], seq, optional=False)
         if event["op"] is not None:
             event["op"] = _clipped(event["op"], NAME_CAP, "tensor op")
         self.refs(self.tensors, event["inputs"], seq, "tensor inputs", optional=False)
 
     def event_op(self, event: dict, seq: int) -> None:
-        self.keys(event, {"name", "node", "inputs", "outputs"})
+        self.keys(event, {"name", "node", "inputs", "outputs"} | ({"module"} & set(event)))
+        self.in_call(event)
         event["name"] = _clipped(event["name"], NAME_CAP, "op name")
         self.refs(self.tensors, event["inputs"], seq, "op inputs")
         self.refs(self.tensors, event["outputs"], seq, "op outputs", optional=False)
@@ -261,7 +316,8 @@ class _Checker:
 
     def event_inplace(self, event: dict, seq: int) -> None:
         fields = {"tensor", "name", "node", "inputs", "version", "value"}
-        self.keys(event, fields | {"aliases"} if "aliases" in event else fields)
+        self.keys(event, fields | ({"aliases", "module"} & set(event)))
+        self.in_call(event)
         event["name"] = _clipped(event["name"], NAME_CAP, "inplace name")
         # what it changes (and with what) existed before the change
         self.ref(self.tensors, event["tensor"], seq - 1, optional=False)

@@ -233,7 +233,15 @@ class Module:
     # ***** running *****
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        tracer = tracing.current
+        if tracer is None:
+            return self.forward(*args, **kwargs)
+        # the trace says which call each event happened in; the call ends even if forward fails
+        tracer.enter_module(self)
+        try:
+            return self.forward(*args, **kwargs)
+        finally:
+            tracer.exit_module(self)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(

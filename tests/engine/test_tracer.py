@@ -22,7 +22,7 @@ import engine
 from app.sandbox import validate
 from engine import tracing
 from engine.trace_values import encode, shortest_float32
-from engine.tracer import trace_snippet
+from engine.tracer import MODULE_DEPTH_LIMIT, trace_snippet
 from tests import corpus
 from tests.engine.goldens import assert_printed
 from tests.trace_schema import SCHEMA, VALIDATOR, ValidationError
@@ -350,6 +350,193 @@ def test_columns_count_characters_not_bytes() -> None:
     assert label_of(trace, op["outputs"][0]) == "r"
 
 
+# ***** module calls *****
+
+NET = """\
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(2, 3)
+        self.fc2 = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+net = Net()
+x = torch.ones(4, 2)
+loss = nn.MSELoss()(net(x), torch.zeros(4, 1))
+"""
+
+
+def calls_of(trace: dict) -> list[tuple]:
+    return [(c["module"], c["name"], c["type"], c["parent"]) for c in trace["modules"]]
+
+
+def module_of(trace: dict, event: dict) -> tuple | None:
+    """The name and type of the call an event happened in, None outside any call."""
+    if "module" not in event:
+        return None
+    call = trace["modules"][event["module"]]
+    return call["name"], call["type"]
+
+
+def test_module_calls_are_listed_with_their_names_types_and_parents() -> None:
+    trace = run(MLP)
+    first_pass = calls_of(trace)[:4]
+    assert first_pass == [
+        ("m1", "model", "Sequential", None),
+        ("m2", "model[0]", "Linear", 0),
+        ("m3", "model[1]", "ReLU", 0),
+        ("m4", "model[2]", "Linear", 0),
+    ]
+
+
+def test_a_users_module_is_named_by_attribute_and_an_anonymous_one_is_null() -> None:
+    trace = run(NET)
+    assert calls_of(trace) == [
+        ("m1", "net", "Net", None),
+        ("m2", "net.fc1", "Linear", 0),
+        ("m3", "net.fc2", "Linear", 0),
+        ("m4", None, "MSELoss", None),
+    ]
+
+
+def test_an_event_carries_the_innermost_call_and_one_outside_none() -> None:
+    trace = run(NET)
+    where = [
+        (e["kind"], e.get("name") or e.get("op"), module_of(trace, e)) for e in trace["events"]
+    ]
+    assert where == [
+        ("tensor", "parameter", None),  # built, not called: outside any call
+        ("tensor", "parameter", None),
+        ("tensor", "parameter", None),
+        ("tensor", "parameter", None),
+        ("tensor", "ones", None),
+        ("op", "TBackward0", ("net.fc1", "Linear")),
+        ("op", "AddmmBackward0", ("net.fc1", "Linear")),
+        ("op", "ReluBackward0", ("net", "Net")),  # torch.relu in Net.forward itself
+        ("op", "TBackward0", ("net.fc2", "Linear")),
+        ("op", "AddmmBackward0", ("net.fc2", "Linear")),
+        ("tensor", "zeros", None),
+        ("op", "MseLossBackward0", (None, "MSELoss")),
+    ]
+
+
+def test_only_tensor_op_and_inplace_events_carry_a_module() -> None:
+    trace = run(MLP)
+    kinds = {e["kind"] for e in trace["events"] if "module" in e}
+    assert kinds == {"op"}
+    assert {e["kind"] for e in trace["events"]} - {"tensor", "op", "inplace"}  # others exist
+    trace = run(
+        "import torch\nfrom torch import nn\nclass Grow(nn.Module):\n"
+        "    def forward(self, x):\n        x.add_(1)\n        return torch.zeros(1)\n"
+        "Grow()(torch.ones(1))\n"
+    )
+    assert [(e["kind"], e.get("module")) for e in trace["events"]] == [
+        ("tensor", None),
+        ("inplace", 0),
+        ("tensor", 0),
+    ]
+
+
+def test_a_call_that_records_nothing_is_not_listed() -> None:
+    code = (
+        "import torch\nfrom torch import nn\nx = torch.ones(2)\ny = nn.Identity()(x)\n"
+        "model = nn.Sequential(nn.Identity(), nn.ReLU())\nz = model(x)\n"
+    )
+    trace = run(code)
+    assert calls_of(trace) == [("m1", "model", "Sequential", None), ("m2", "model[1]", "ReLU", 0)]
+
+
+def test_every_pass_of_a_training_loop_is_a_call_of_the_same_module() -> None:
+    trace = run(MLP)  # model(x) twice a step, three steps
+    outermost = [c for c in trace["modules"] if c["parent"] is None]
+    assert [c["module"] for c in outermost] == ["m1"] * 6
+    layers = [c["module"] for c in trace["modules"] if c["name"] == "model[0]"]
+    assert layers == ["m2"] * 6
+    assert len(trace["modules"]) == 6 * 4
+
+
+def test_a_module_named_after_its_call_is_named_in_that_call() -> None:
+    code = """\
+import torch
+from torch import nn
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.width = self.fc(torch.zeros(1, 2)).shape[1]  # called before any name reaches it
+
+probe = Probe()
+"""
+    trace = run(code)
+    assert calls_of(trace) == [("m1", "probe.fc", "Linear", None)]
+
+
+def test_an_exception_in_forward_leaves_no_call_open() -> None:
+    code = """\
+import torch
+from torch import nn
+
+class Boom(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        raise ValueError("boom")
+
+x = torch.ones(2)
+try:
+    Boom()(x)
+except ValueError:
+    pass
+z = x + 1
+"""
+    trace = run(code)
+    assert trace["outcome"] == {"status": "ok"}
+    assert [(e["kind"], e.get("module")) for e in trace["events"]] == [
+        ("tensor", None),
+        ("op", 0),
+        ("op", None),
+    ]
+    assert calls_of(trace) == [("m1", None, "Boom", None)]
+
+
+def test_calls_nested_deeper_than_the_limit_are_not_listed() -> None:
+    code = """\
+import torch
+from torch import nn
+
+class Chain(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.child = Chain(depth - 1) if depth else None
+
+    def forward(self, x):
+        x = x + 1
+        return self.child(x) if self.child is not None else x
+
+chain = Chain(99)
+out = chain(torch.zeros(1))
+"""
+    trace = run(code)
+    assert trace["outcome"] == {"status": "ok"} and out_value(trace) == 100.0
+    calls = trace["modules"]
+    assert len(calls) == MODULE_DEPTH_LIMIT
+    assert [c["parent"] for c in calls] == [None, *range(MODULE_DEPTH_LIMIT - 1)]
+    assert calls[2]["name"] == "chain.child.child"
+    adds = [e["module"] for e in of_kind(trace, "op")]
+    assert len(adds) == 100
+    assert adds == [*range(MODULE_DEPTH_LIMIT), *[MODULE_DEPTH_LIMIT - 1] * 84]
+
+
+def out_value(trace: dict) -> float:
+    (out,) = [t for t in trace["tensors"].values() if t["label"] == "out"]
+    return out["value"][0]
+
+
 # ***** graph and backward *****
 
 
@@ -597,6 +784,8 @@ def test_truncation_keeps_the_prefix() -> None:
     assert not full["limits"]["truncated"]
     assert cut["limits"] == {"truncated": True, "max_events": 50}
     assert cut["events"] == full["events"][:50]
+    assert cut["modules"] == full["modules"][: len(cut["modules"])]  # no call of a later event
+    assert max(e.get("module", -1) for e in cut["events"]) == len(cut["modules"]) - 1
     assert cut["outcome"] == {"status": "ok"}  # without an event_limit message, as it stands
     for tid, record in cut["tensors"].items():
         assert {**record, "label": None} == {**full["tensors"][tid], "label": None}

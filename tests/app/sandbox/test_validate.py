@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app import trace_cut
 from app.render import narrate, render
 from app.sandbox import SandboxSettings, validate
 from engine.tracer import DEFAULT_MAX_EVENTS, trace_snippet
@@ -71,6 +72,17 @@ w.data = torch.tensor([5.0, 6.0])
 a = x.numpy()
 a[1, 1] = 7.0
 print(x)
+""",
+    # module calls: Sequential → Linear and ReLU, an anonymous loss, two passes
+    """import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+x = torch.ones(1, 2)
+for step in range(2):
+    loss = nn.MSELoss()(model(x), torch.zeros(1, 2))
+    loss.backward()
+print(loss.item())
 """,
 ]
 
@@ -179,6 +191,148 @@ def test_alias_changes_are_checked_strictly(traces, kind, break_it):
     break_it(events[kind])
     with pytest.raises(validate.Malformed):
         validate.check(trace)
+
+
+# ***** module calls *****
+
+
+def _module_trace(traces) -> dict:
+    trace = copy.deepcopy(traces[7])
+    calls = [(c["module"], c["name"], c["type"], c["parent"]) for c in trace["modules"]]
+    assert calls == [
+        ("m1", "model", "Sequential", None),
+        ("m2", "model[0]", "Linear", 0),
+        ("m3", "model[1]", "ReLU", 0),
+        ("m4", None, "MSELoss", None),
+        ("m1", "model", "Sequential", None),
+        ("m2", "model[0]", "Linear", 4),
+        ("m3", "model[1]", "ReLU", 4),
+        ("m5", None, "MSELoss", None),
+    ]
+    return trace
+
+
+def _first(trace: dict, kind: str) -> dict:
+    return next(e for e in trace["events"] if e["kind"] == kind)
+
+
+def _in_call(trace: dict) -> dict:
+    return next(e for e in trace["events"] if "module" in e)
+
+
+def test_a_trace_with_module_calls_passes_unchanged(traces):
+    trace = _module_trace(traces)
+    assert {e["kind"] for e in trace["events"] if "module" in e} == {"op"}
+    assert validate.parse(_payload(trace)) == trace
+
+
+def _nested_calls(trace: dict, depth: int) -> None:
+    """Calls nested `depth` deep, the innermost holding the first event made in a call."""
+    trace["modules"] = [
+        {"module": f"m{i + 1}", "name": None, "type": "Sequential", "parent": i - 1 if i else None}
+        for i in range(depth)
+    ]
+    for event in trace["events"]:
+        event.pop("module", None)
+    _first(trace, "op")["module"] = depth - 1
+
+
+@pytest.mark.parametrize(
+    "forge, reason",
+    [
+        (lambda t: t.pop("modules"), "top-level keys"),
+        (lambda t: t.update(modules={}), "modules"),
+        (lambda t: t["modules"][1].update(parent=1), "module parent"),  # itself
+        (lambda t: t["modules"][1].update(parent=2), "module parent"),  # a later call
+        (lambda t: t["modules"][1].update(parent=-1), "module parent"),
+        (lambda t: t["modules"][1].update(parent="0"), "module parent"),
+        (lambda t: t["modules"][1].update(parent=0.0), "module parent"),
+        (lambda t: t["modules"][1].update(parent=False), "module parent"),
+        (lambda t: t["modules"][0].update(name=7), "module name"),
+        (lambda t: t["modules"][0].update(type=None), "module type"),
+        (lambda t: t["modules"][0].pop("type"), "module call keys"),
+        (lambda t: t["modules"][0].update(extra=1), "module call keys"),
+        (lambda t: t["modules"].append("m1"), "module call keys"),
+        (lambda t: t["modules"][0].update(module=1), "module"),
+        (lambda t: t["modules"][0].update(module="m"), "module"),
+        (lambda t: t["modules"][0].update(module="m1234567"), "module"),
+        (lambda t: t["modules"][0].update(module="n1"), "module"),
+        (lambda t: t["modules"][0].update(module="m1<x>"), "module"),
+        (lambda t: t["modules"][0].update(module="m\u0661"), "module"),  # an Arabic-Indic 1
+        (lambda t: _in_call(t).update(module=len(t["modules"])), "event module"),
+        (lambda t: _in_call(t).update(module=-1), "event module"),
+        (lambda t: _in_call(t).update(module="0"), "event module"),
+        (lambda t: _in_call(t).update(module=True), "event module"),
+        (lambda t: _in_call(t).update(module=0.0), "event module"),
+        (lambda t: _in_call(t).update(module=None), "event module"),
+        (lambda t: _first(t, "print").update(module=0), "print keys"),
+        (lambda t: _first(t, "backward_begin").update(module=0), "backward_begin keys"),
+        (lambda t: _first(t, "accumulate").update(module=0), "accumulate keys"),
+        # a call nothing happened in: listed calls are bounded by the events in them
+        (lambda t: t["modules"].append(dict(t["modules"][0])), "nothing in it"),
+        (lambda t: t["modules"].extend([t["modules"][0]] * 16 * len(t["events"])), "count"),
+        (lambda t: _nested_calls(t, 17), "module depth"),
+    ],
+)
+def test_forged_module_calls_are_refused(traces, forge, reason):
+    trace = _module_trace(traces)
+    forge(trace)
+    with pytest.raises(validate.Malformed, match=reason):
+        validate.check(trace)
+
+
+def test_module_calls_nested_to_the_limit_pass(traces):
+    trace = _module_trace(traces)
+    _nested_calls(trace, validate.CALL_DEPTH_CAP)
+    validate.check(trace)
+    render(trace)
+
+
+def test_module_call_text_is_clipped(traces):
+    trace = _module_trace(traces)
+    trace["modules"][0]["name"] = "n" * 100_000
+    trace["modules"][0]["type"] = "T" * 100_000
+    validate.check(trace)
+    assert len(trace["modules"][0]["name"]) == validate.LABEL_CAP
+    assert len(trace["modules"][0]["type"]) == validate.NAME_CAP
+
+
+def test_a_trace_cut_anywhere_keeps_only_the_calls_its_events_were_in(traces):
+    trace = _module_trace(traces)
+    for events in range(len(trace["events"]) + 1):
+        cut = trace_cut.keep_first(trace, events, {"status": "output_limit"})
+        validate.check(copy.deepcopy(cut))
+        assert cut["modules"] == trace["modules"][: len(cut["modules"])]
+    assert trace_cut.keep_first(trace, 0, {"status": "output_limit"})["modules"] == []
+
+
+def test_a_cut_renumbers_calls_listed_out_of_order():
+    """The tracer lists calls in the order of their first events; a cut keeps any valid
+    trace's calls valid all the same."""
+    made = {"shape": [], "dtype": "float32", "requires_grad": False, "is_leaf": True,
+            "grad_fn": None, "value": 1.0}  # fmt: skip
+    call = {"name": None, "type": "ReLU", "parent": None}
+    trace = {
+        "version": 1, "code": "import torch\nx = f()\n",
+        "tensors": {"t1": {"label": "x", **made, "created": 0},
+                    "t2": {"label": "x", **made, "created": 1}},
+        "nodes": {},
+        "modules": [{"module": "m1", **call}, {"module": "m2", **call}],
+        "events": [
+            {"seq": 0, "kind": "tensor", "tensor": "t1", "op": None, "inputs": [],
+             "span": [2, 4, 2, 7], "module": 1},
+            {"seq": 1, "kind": "tensor", "tensor": "t2", "op": None, "inputs": [],
+             "span": [2, 4, 2, 7], "module": 0},
+        ],
+        "stdout": "", "stderr": "", "outcome": {"status": "ok"},
+        "limits": {"truncated": False, "max_events": 2},
+    }  # fmt: skip
+    validate.check(copy.deepcopy(trace))
+    cut = trace_cut.keep_first(trace, 1, {"status": "output_limit"})
+    assert cut["modules"] == [{"module": "m2", **call}]
+    assert cut["events"][0]["module"] == 0
+    assert trace["events"][0]["module"] == 1  # the trace cut is left as it was
+    validate.check(cut)
 
 
 # ***** nodes the tracer first met in backward (no op made them) *****
@@ -426,8 +580,8 @@ def _same_line_trace(n: int) -> dict:
     ]  # fmt: skip
     return {
         "version": 1, "code": "import torch\nfor i in range(n):\n    torch.ones(1)\n",
-        "tensors": tensors, "nodes": {}, "events": events, "stdout": "", "stderr": "",
-        "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n},
+        "tensors": tensors, "nodes": {}, "modules": [], "events": events, "stdout": "",
+        "stderr": "", "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n},
     }  # fmt: skip
 
 
