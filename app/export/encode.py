@@ -21,8 +21,10 @@ Progress = Callable[[int, int], None]
 # but a slide's viewer cannot pause it); the last frame a little longer before it loops
 GIF_FRAME_MS = 2500
 GIF_LAST_FRAME_MS = 5000
-GIF_SCALE = 1.5  # of raster's 4/3 pixels per point: legible on a slide, a few hundred KB a trace
-GIF_MAX_SIDE = 1600  # pixels: a GIF's frames are whole pictures, each with its own palette
+GIF_SCALE = 1.5  # of raster's 4/3 pixels per point, up to GIF_MAX_SIDE
+# pixels: a GIF's frames are whole pictures, each with its own palette; a 960 × 540 pt slide
+# is drawn 1,280 × 720 (its 9 pt labels 12 pixels high), a few hundred KB a trace
+GIF_MAX_SIDE = 1280
 # zip entries carry this date, so the same trace exports to the same bytes
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 

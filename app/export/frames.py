@@ -3,9 +3,11 @@ narration as a caption beneath it. Every image export (PNG, PDF page, GIF frame,
 of these, drawn by Cairo or handed out as it is.
 
 The drawing is `playback.still`: the page's own SVG folded to the step, so a frame is the live
-player's step, not another drawing of it. Each frame shows the forward pass its step belongs
-to (a loop draws each pass beside the last, nothing moving); all frames of one export share one
-size, the largest pass's, so a GIF does not jump and a PDF's pages match.
+player's step, not another drawing of it. Every frame is a 16:9 slide, so a GIF does not jump,
+a PDF's pages match and either fills a slide as it is. Each shows the forward pass its step
+belongs to (a loop draws each pass beside the last, nothing moving), whole when its labels come
+out at 9 pt or more; a pass too big for that is shown through a window at 9 pt on what the step
+is about (`playback.paper_window`, the printed handout's rule too).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from dataclasses import dataclass
 
 from app.export.options import StepRange
 from app.render.layout import SVG
-from app.render.playback import still
+from app.render.playback import paper_windows, still
 
+# A frame is a slide of PowerPoint's 16:9 size (13.33 × 7.5 in), in points: a label at 9 pt
+# is 1/107 of the slide's width, on any screen it is projected on
+SLIDE = (960.0, 540.0)
+MAX_SCALE = 2.0  # a tiny graph is drawn at most twice its size, as the player opens it
 PAD = 14.0  # around the drawing and the caption, in points
 CAPTION_SIZE = 12.0
 LINE_HEIGHT = 16.0
-MIN_WIDTH = 420.0  # a caption narrower than this wraps into a column of a few words
 # Helvetica's average advance is about half its size; code is monospace at 0.6: the wrap aims
 # for lines that fit, and the caption box is measured in the same units
 SANS_ADVANCE = 0.52
@@ -57,15 +62,19 @@ class Frame:
 def frames(rendered: dict, view: str, steps: StepRange, theme: str = "light") -> Iterator[Frame]:
     """The frames of `steps` (one per step, in order) of `view`, in `theme`."""
     all_steps = rendered["steps"]
-    meta = rendered["views"][view]
-    boxes = [_box(meta, all_steps[k]["generation"]) for k in steps.indices]
-    width = max(MIN_WIDTH, max(b[2] for b in boxes) + 2 * PAD)
-    graph_height = max(b[3] for b in boxes)
+    width = SLIDE[0]
     captions = [_caption_lines(all_steps[k], steps, width - 2 * PAD) for k in steps.indices]
     caption_height = max(len(lines) for lines in captions) * LINE_HEIGHT
+    # the drawing has what the captions leave of the slide; a caption too long to leave it
+    # half makes the frames taller instead
+    graph_height = max(SLIDE[1] - 3 * PAD - caption_height, SLIDE[1] / 2)
     height = PAD + graph_height + PAD + caption_height + PAD
+    area = (width - 2 * PAD, graph_height)
+    windows = paper_windows(rendered, view, area)
     colours = THEMES[theme]
-    for k, box, lines in zip(steps.indices, boxes, captions, strict=True):
+    for k, lines in zip(steps.indices, captions, strict=True):
+        box = windows[k]
+        scale = min(area[0] / box[2], area[1] / box[3], MAX_SCALE)
         root = ET.Element(
             f"{{{SVG}}}svg",
             {
@@ -83,27 +92,20 @@ def frames(rendered: dict, view: str, steps: StepRange, theme: str = "light") ->
         if colours["style"]:
             style = drawing.find(f"{{{SVG}}}style")
             style.text = (style.text or "") + colours["style"]
-        x = (width - box[2]) / 2
-        y = PAD + (graph_height - box[3]) / 2
+        x = (width - box[2] * scale) / 2
+        y = PAD + (graph_height - box[3] * scale) / 2
         drawing.attrib.update(
             {
                 "x": f"{x:.2f}",
                 "y": f"{y:.2f}",
-                "width": f"{box[2]:g}",
-                "height": f"{box[3]:g}",
+                "width": f"{box[2] * scale:.2f}",
+                "height": f"{box[3] * scale:.2f}",
                 "viewBox": " ".join(f"{v:g}" for v in box),
             }
         )
         root.append(drawing)
         _write_caption(root, lines, PAD, PAD + graph_height + PAD, colours)
         yield Frame(k, ET.tostring(root, encoding="unicode"), width, height)
-
-
-def _box(meta: dict, generation: int) -> list[float]:
-    """The part of the view that pass `generation` shows: its frame, or the whole drawing."""
-    frames = meta.get("frames") or []
-    box = frames[generation - 1] if 0 < generation <= len(frames) else None
-    return list(box) if box else [0.0, 0.0, meta["width"], meta["height"]]
 
 
 def _caption_lines(step: dict, steps: StepRange, width: float) -> list[list[tuple[str, bool]]]:

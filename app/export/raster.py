@@ -12,12 +12,12 @@ import io
 from functools import cache
 
 # A frame's SVG is sized in points; Cairo draws a point as 4/3 of a pixel (CSS's 96 per inch),
-# and a PNG frame at twice that: about 1,100 pixels across for a small graph, sharp on a slide
+# and a PNG frame at twice that, up to MAX_PNG_SIDE
 PIXELS_PER_POINT = 4 / 3
 PNG_SCALE = 2.0
-# a big graph's frame is drawn smaller rather than huge: a 20-pass training loop's is 1,660
-# points wide, 4,400 pixels at PNG_SCALE, which no slide needs and a GIF cannot carry
-MAX_PNG_SIDE = 2400
+# a frame is a 960 × 540 pt slide: drawn 1,920 × 1,080, a full-HD projector's own pixels
+# (its 9 pt labels 18 pixels high); twice that would take twice the time, for no projector
+MAX_PNG_SIDE = 1920
 # the thumbnail oEmbed names (`/t/{id}.png`): a fixed size, the drawing fitted inside it
 THUMBNAIL_SIZE = (640, 400)
 

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from app.render.layout import SVG
+from app.render.layout import SVG, _extent, _translation
 
 STYLE = """
 .hidden { visibility: hidden; }
@@ -147,3 +147,104 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
                     text.set("data-start", text.text or "")
                 text.text = texts[gid]
     return ET.tostring(root, encoding="unicode")
+
+
+# ***** a step on paper *****
+# A printed page or a slide cannot be zoomed. A long loop's pass is thousands of points across,
+# and fitting it whole drew its labels at 1 pt; so a picture shows the step's whole pass when
+# that is legible at the paper's size, and else a window of the paper's shape, as close as
+# MIN_LABEL_PT allows, on what the step is about. static/handout.js's paperWindow is the same
+# rule for the printed handout; tests/browser/test_print.py holds the two to the same windows.
+
+MIN_LABEL_PT = 9.0  # no label smaller on paper
+
+
+def node_boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:
+    """Each node's box (x0, y0, x1, y1, viewBox units) around its shapes, as `layout.draw`
+    measured it (`Drawing.boxes`, which render() does not hand out): read back with the
+    layout's own measure and its graph's translation, so the two agree (tested)."""
+    ns = f"{{{SVG}}}"
+    root = ET.fromstring(svg)
+    graph = next(
+        (g for g in root.iter(f"{ns}g") if "graph" in (g.get("class") or "").split()), None
+    )
+    dx, dy = _translation(graph.get("transform", "")) if graph is not None else (0.0, 0.0)
+    boxes = {}
+    for group in root.iter(f"{ns}g"):
+        if group.get("id") and "node" in (group.get("class") or "").split():
+            box = _extent(group, ns)
+            if box is not None:
+                boxes[group.get("id")] = (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
+    return boxes
+
+
+def smallest_font(svg: str) -> float:
+    """The smallest font size (viewBox units) of the drawing's texts, as the player reads it."""
+    texts = ET.fromstring(svg).iter(f"{{{SVG}}}text")
+    return min((float(t.get("font-size")) for t in texts if t.get("font-size")), default=0.0)
+
+
+def spots(steps: list[dict], view: str, boxes: dict[str, tuple]) -> list[list[float] | None]:
+    """For each step, the box [x, y, width, height] around what it is about: its focused nodes,
+    else the nodes it reveals, else the nodes its pass revealed last; None if none."""
+    out: list[list[float] | None] = []
+    newest: list[str] = []
+    generation = None
+    for step in steps:
+        delta = step[view]
+        if step["generation"] != generation:
+            generation, newest = step["generation"], []
+        revealed = [i for i in delta.get("reveal", ()) if i in boxes]
+        newest = revealed or newest
+        focused = [i for i in delta.get("focus", ()) if i in boxes]
+        out.append(_around([boxes[i] for i in focused or revealed or newest]))
+    return out
+
+
+def _around(shown: list[tuple]) -> list[float] | None:
+    if not shown:
+        return None
+    x0, y0 = min(b[0] for b in shown), min(b[1] for b in shown)
+    x1, y1 = max(b[2] for b in shown), max(b[3] for b in shown)
+    return [x0, y0, x1 - x0, y1 - y0]
+
+
+def paper_window(
+    frame: list[float], spot: list[float] | None, font: float, paper: tuple[float, float]
+) -> list[float]:
+    """What a picture `paper` points large (width, height) shows of the drawing: `frame` (the
+    step's pass), if its smallest label (`font`) comes out at MIN_LABEL_PT or more when fitted;
+    else a window of the paper's shape at that zoom, centred on `spot` (else the frame's
+    middle), and moved back inside the frame along each side it fits in."""
+    x, y, width, height = frame
+    fit = min(paper[0] / width, paper[1] / height)
+    if font <= 0 or fit * font >= MIN_LABEL_PT:
+        return list(frame)
+    scale = MIN_LABEL_PT / font
+    w, h = paper[0] / scale, paper[1] / scale
+    cx, cy = (
+        (spot[0] + spot[2] / 2, spot[1] + spot[3] / 2) if spot else (x + width / 2, y + height / 2)
+    )
+
+    def along(centre: float, size: float, start: float, extent: float) -> float:
+        if size >= extent:  # wider than the frame: the frame in its middle
+            return start + (extent - size) / 2
+        return min(max(centre - size / 2, start), start + extent - size)
+
+    return [round(v, 2) for v in (along(cx, w, x, width), along(cy, h, y, height), w, h)]
+
+
+def paper_windows(rendered: dict, view: str, paper: tuple[float, float]) -> list[list[float]]:
+    """`paper_window` for every step of `view`: its pass's frame (or the whole drawing), what
+    the step is about, the drawing's smallest label."""
+    meta = rendered["views"][view]
+    steps = rendered["steps"]
+    whole = [0.0, 0.0, meta["width"], meta["height"]]
+    passes = meta.get("frames") or []
+    font = smallest_font(meta["svg"])
+    out = []
+    for step, spot in zip(steps, spots(steps, view, node_boxes(meta["svg"])), strict=True):
+        g = step["generation"]
+        frame = (passes[g - 1] if 0 < g <= len(passes) else None) or whole
+        out.append(paper_window(frame, spot, font, paper))
+    return out

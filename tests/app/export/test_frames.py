@@ -1,5 +1,5 @@
 """A frame is the player's step: the same elements shown, the same texts, the step's own
-narration beneath, one size for a whole export, and the pass its step belongs to."""
+narration beneath, a 16:9 slide, and the pass its step belongs to, its labels at 9 pt or more."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from app.examples import BY_SLUG
-from app.export.frames import THEMES, frames
+from app.export.frames import SLIDE, THEMES, frames
 from app.export.options import StepRange
 from app.render import render
 from app.render.layout import SVG
-from app.render.playback import state_at
+from app.render.playback import MIN_LABEL_PT, state_at
 from engine.tracer import trace_snippet
 
 NS = {"svg": SVG}
@@ -26,6 +26,12 @@ def seed():
 @pytest.fixture(scope="module")
 def loop():
     return render(trace_snippet(BY_SLUG["accumulation"].code))
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    """Twenty passes of a training loop: a pass is thousands of points across."""
+    return render(trace_snippet(BY_SLUG["mlp-training"].code))
 
 
 def _drawn(frame_svg: str) -> tuple[set[str], dict[str, str], ET.Element]:
@@ -102,6 +108,52 @@ def test_each_pass_of_a_loop_is_framed_on_that_pass(loop):
         expected = meta["frames"][generation - 1]
         box = [float(v) for v in root.find("svg:svg", NS).get("viewBox").split()]
         assert box == pytest.approx(expected)
+
+
+def _on_slide(frame_svg: str) -> tuple[list[float], float]:
+    """The drawing's viewBox, and its smallest label's size in points on the frame (its font
+    size times the drawing's scale)."""
+    drawing = ET.fromstring(frame_svg).find("svg:svg", NS)
+    box = [float(v) for v in drawing.get("viewBox").split()]
+    scale = float(drawing.get("width")) / box[2]
+    assert float(drawing.get("height")) / box[3] == pytest.approx(scale, rel=1e-3)
+    fonts = [
+        float(t.get("font-size")) for t in drawing.iter(f"{{{SVG}}}text") if t.get("font-size")
+    ]
+    return box, min(fonts) * scale
+
+
+def test_the_slide_is_16_to_9():
+    assert SLIDE[0] / SLIDE[1] == pytest.approx(16 / 9)
+
+
+@pytest.mark.parametrize("view", ["tensors", "autograd"])
+def test_a_training_loops_frames_are_slides_with_labels_of_9_pt(mlp, view):
+    """Its first pass and its last, the biggest: each step is shown through a window at 9 pt,
+    kept inside its pass's frame (fitting a pass whole drew its labels at about 1 pt)."""
+    total = len(mlp["steps"])
+    meta = mlp["views"][view]
+    for steps in (StepRange.of(total, 1, 25), StepRange.of(total, total - 24, total)):
+        for frame in frames(mlp, view, steps):
+            assert (frame.width, frame.height) == SLIDE
+            box, label = _on_slide(frame.svg)
+            assert label >= MIN_LABEL_PT - 0.01, f"step {frame.index + 1}: {label:.2f} pt"
+            passed = meta["frames"][mlp["steps"][frame.index]["generation"] - 1]
+            for axis in (0, 1):  # inside the pass's frame, along each side it fits in
+                start, size = box[axis], box[axis + 2]
+                low, extent = passed[axis], passed[axis + 2]
+                if size <= extent:
+                    assert low - 0.01 <= start <= low + extent - size + 0.01
+
+
+@pytest.mark.parametrize("view", ["tensors", "autograd"])
+def test_a_small_graph_is_still_framed_whole_on_its_slide(seed, view):
+    meta = seed["views"][view]
+    for frame in frames(seed, view, StepRange.of(len(seed["steps"]))):
+        assert (frame.width, frame.height) == SLIDE
+        box, label = _on_slide(frame.svg)
+        assert box == pytest.approx(meta["frames"][0])
+        assert label >= MIN_LABEL_PT
 
 
 def test_the_dark_theme_draws_on_a_dark_background_with_light_text(seed):
