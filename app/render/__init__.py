@@ -25,7 +25,8 @@ import contextlib
 import gc
 from collections.abc import Iterable, Iterator
 
-from app.render import graph, layout, playback, stacks, steps
+from app.render import graph, layout, modules, playback, stacks, steps
+from app.render.steps import VIEWS
 
 RENDER_VERSION = 1
 
@@ -53,10 +54,16 @@ def _no_gc() -> Iterator[None]:
 def _render(trace: dict, wanted: frozenset[str]) -> dict:
     scene = graph.build(trace)
     raw = steps.build(scene)
-    tensors = stacks.stack(scene.tensors, first=1, expand=wanted)
-    autograd = stacks.stack(scene.autograd, first=1 + len(tensors.groups), expand=wanted)
+    calls = trace.get("modules", [])
+    boxed = {name: modules.box(scene.view(name), calls, wanted) for name in VIEWS}
+    tensors = stacks.stack(boxed["tensors"].graph, first=1, expand=wanted)
+    autograd = stacks.stack(boxed["autograd"].graph, first=1 + len(tensors.groups), expand=wanted)
     stacked = {"tensors": tensors, "autograd": autograd}
-    final = steps.finish(raw, {name: s.rename for name, s in stacked.items()})
+    final = steps.finish(
+        raw,
+        {name: _then(boxed[name].rename, stacked[name].rename) for name in VIEWS},
+        {name: _inside_boxes(boxed[name]) for name in VIEWS},
+    )
     views, groups, notices = {}, {}, []
     for name, result in stacked.items():
         drawing = layout.draw(result.graph, _widest(final, name))
@@ -78,9 +85,38 @@ def _render(trace: dict, wanted: frozenset[str]) -> dict:
         "views": views,
         "steps": final,
         "groups": groups,
+        "boxes": {bid: about for b in boxed.values() for bid, about in b.boxes.items()},
+        "modules": _modules(calls, boxed, wanted),
         "notices": notices,
         "generations": max(scene.gens, default=1),
     }
+
+
+def _then(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
+    """One renaming that does `first`, then `second`."""
+    if not first:
+        return second
+    return {**{k: second.get(v, v) for k, v in first.items()}, **second}
+
+
+def _inside_boxes(boxed: modules.Boxed) -> set[str]:
+    """The ids drawn as a module box: their values and grads are not the box's."""
+    return {k for k, v in boxed.rename.items() if v in boxed.boxes}
+
+
+def _modules(calls: list[dict], boxed: dict, wanted: frozenset[str]) -> dict[str, dict]:
+    """The modules a page can open or close: those drawn as boxes, and those opened."""
+    shown = set().union(*(b.used for b in boxed.values())) | wanted
+    found: dict[str, dict] = {}
+    for call in calls:
+        token = call["module"]
+        if token in shown and token not in found:
+            found[token] = {
+                "name": call["name"],
+                "type": call["type"],
+                "opened": token in wanted,
+            }
+    return found
 
 
 def narrate(trace: dict) -> list[str]:

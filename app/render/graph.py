@@ -15,8 +15,8 @@ unique across both views, so both SVGs can sit in one page.
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 
 from app.render import ops, values
 from app.render.spans import one_line, span_text
@@ -36,7 +36,8 @@ class Element:
     gen: int = 1  # the forward pass (generation) it belongs to
     key: tuple = ()  # what makes elements "the same" when a big graph is stacked
     title: str = ""  # tooltip
-    members: tuple[str, ...] = ()  # for a stack: the ids it stands for
+    members: tuple[str, ...] = ()  # for a stack or a module box: the ids it stands for
+    call: int | None = None  # the innermost module call it was made in (trace["modules"])
 
 
 @dataclass(slots=True)
@@ -79,6 +80,49 @@ class Graph:
         self.repeats[base] = n
         self.edges[edge_id] = Edge(edge_id, source, target, tail, head, **kw)
         return edge_id
+
+    def merged(
+        self,
+        rename: Mapping[str, str],
+        make: Callable[[str, Element], Element],
+        absorb_inner: bool = False,
+    ) -> tuple[Graph, dict[str, str]]:
+        """This graph with the elements `rename` maps to one id drawn as one element (`make`
+        gets that id and its first member), and the edges between merged elements merged too.
+
+        Gives the new graph and the new name of each edge that got one. An edge between two
+        members of the same merged element becomes a loop on it, or, with `absorb_inner`, is
+        not drawn and stands for the element itself (steps that name it name the element).
+        """
+        out = Graph(self.view)
+        for element in self.elements.values():
+            merged = rename.get(element.id)
+            if merged is None:
+                out.add(element)
+            elif merged not in out.elements:
+                out.add(make(merged, element))
+        names: dict[str, str] = {}
+        for edge in self.edges.values():
+            source = rename.get(edge.source, edge.source)
+            target = rename.get(edge.target, edge.target)
+            if source == edge.source and target == edge.target:
+                out.edges[edge.id] = edge
+                continue
+            if absorb_inner and source == target:
+                names[edge.id] = source
+                continue
+            new_id = f"e-{source}-{target}"
+            names[edge.id] = new_id
+            if new_id not in out.edges:
+                out.edges[new_id] = replace(
+                    edge,
+                    id=new_id,
+                    source=source,
+                    target=target,
+                    tail=rename.get(edge.tail, edge.tail),
+                    head=rename.get(edge.head, edge.head),
+                )
+        return out, names
 
 
 @dataclass
@@ -206,6 +250,7 @@ class _Builder:
                 gen=gen,
                 key=("tensor", _maker(event), _span(event)),
                 title=_tensor_title(record, self.scene.labels[tid]),
+                call=event.get("module"),
             )
         )
 
@@ -222,6 +267,7 @@ class _Builder:
                 gen=gen,
                 key=("op", name, _span(event)),
                 title=ops.plain(name) + ("" if recorded else " (not recorded)"),
+                call=event.get("module"),
             )
         )
         self.scene.op_element[seq] = element
@@ -251,6 +297,7 @@ class _Builder:
                 gen=gen,
                 key=("op", name, _span(event)),
                 title=f"{ops.plain(name)}, in place" + ("" if recorded else " (not recorded)"),
+                call=event.get("module"),
             )
         )
         self.scene.op_element[seq] = element
@@ -267,6 +314,7 @@ class _Builder:
                 gen=gen,
                 key=("version", name, _span(event)),
                 title=f"{before.title}, version {event['version']}",
+                call=event.get("module"),
             )
         )
         self.scene.version[(tid, event["version"])] = version
@@ -326,6 +374,9 @@ class _Builder:
             return
         outputs = record["outputs"]
         of = labels[outputs[0]] if outputs else ""
+        # (an AccumulateGrad, made with its leaf's first user, belongs to no call: a
+        # parameter's stays outside its module's box)
+        call = self.trace["events"][seq].get("module")
         self.autograd.add(
             Element(
                 id=nid,
@@ -335,6 +386,7 @@ class _Builder:
                 gen=gen,
                 key=("fn", name, _span(self.trace["events"][seq])),
                 title=f"{name}: {record['formula']}" if record["formula"] else name,
+                call=call,
             )
         )
         edges: list[str | None] = []
@@ -365,6 +417,7 @@ class _Builder:
                     gen=gen,
                     key=("saved", name, k, _span(self.trace["events"][seq])),
                     title=f"saved by {name} for its backward",
+                    call=call,
                 )
             )
             links.append(

@@ -49,6 +49,7 @@ YELLOW, VERMILLION, PURPLE = "#F0E442", "#D55E00", "#CC79A7"
 # (4.2:1 on white, 3.6:1 on their fill: WCAG's 3:1 for graphics).
 GRAD_INK = "#A04000"
 SAVED_LINE = "#A87000"
+MODULE_LINE = "#8F3F71"  # a darker reddish purple: the palette's is 2.9:1 on white
 TINT = {
     BLUE: "#CCE3F0",
     SKY: "#DDF0FB",
@@ -80,6 +81,14 @@ _NODE_STYLE: dict[str, dict[str, str]] = {
         "height": "0.3",
     },
     "root": {"shape": "box", "style": "rounded,filled", "color": INK, "fillcolor": TINT[YELLOW]},
+    # a module call drawn as one box (app/render/modules.py): a heavier border than anything
+    "module": {
+        "shape": "box",
+        "style": "rounded,filled,bold",
+        "color": MODULE_LINE,
+        "fillcolor": TINT[PURPLE],
+        "penwidth": "2",
+    },
 }
 _CLASS_FILL = {  # tensors, by what they are
     "requires-grad": TINT[SKY],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.render import render
+from app.render import modules, render
 from app.render.inspector import facts
 from app.render.playback import still
 
@@ -19,6 +19,7 @@ from app.render.playback import still
 def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
     """The player's context for the trace stored as `ident`, with the stacks in `expand` drawn
     member by member. The trace itself is not repeated in it: the caller has it."""
+    expand = sorted(set(expand))
     rendered = render(trace, expand=expand)
     last = max(len(rendered["steps"]) - 1, 0)
     views = rendered["views"]
@@ -36,12 +37,45 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
                 name: {key: view[key] for key in ("nodes", "frames", "notice", "width", "height")}
                 for name, view in views.items()
             },
-            "inspect": facts(trace, drawn, rendered["steps"]),
+            "inspect": {**facts(trace, drawn, rendered["steps"]), **_box_facts(rendered)},
             "generations": rendered["generations"],
             "printed": printed_by_step(trace, rendered["steps"]),
         },
         "lines": code.splitlines(),
+        "module_links": module_links(rendered["modules"], expand),
     }
+
+
+def module_links(shown: dict[str, dict], expand: list[str]) -> list[dict]:
+    """A link to open each module drawn as boxes, and to close each one opened: the page's
+    other openings (stacks, other modules) kept, so each link changes one thing."""
+    links = []
+    for token, module in shown.items():
+        name = module["name"] or module["type"]
+        if module["opened"]:
+            keep = [e for e in expand if e != token]
+            text, about = f"Close {name}", f"draw each call of {name} as one box again"
+        else:
+            keep = [*expand, token]
+            text, about = f"Open {name}", f"draw what each call of {name} ({module['type']}) did"
+        links.append({"text": text, "about": about, "expand": ",".join(sorted(keep))})
+    return links
+
+
+def _box_facts(rendered: dict) -> dict[str, list[list]]:
+    """What the inspector says of a module box: what it stands for and how to open it."""
+    return {
+        bid: [
+            ["module", modules.title(about)],
+            ["drawn as", f"one box for one call: {about['operations']:,} {_inside(bid)}"],
+            ["to see inside", f"Open {about['name'] or about['type']}, below the player"],
+        ]
+        for bid, about in rendered["boxes"].items()
+    }
+
+
+def _inside(bid: str) -> str:
+    return "grad_fn nodes inside" if bid.endswith("-fn") else "operations inside"
 
 
 def printed_by_step(trace: dict, steps: list[dict]) -> list[int]:

@@ -15,7 +15,7 @@ the members of chosen stacks one by one again.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from app.render.graph import Element, Graph
 from app.render.narration import count
@@ -54,14 +54,14 @@ def stack(
             continue
         for member in members:
             rename[member] = gid
-    drawn = _redraw(graph, groups, rename)
+    drawn, edge_names = graph.merged(rename, _stack_of(groups))
     stacked = len([g for g in groups if g not in expand])
     notice = (
         f"This graph has {total:,} nodes, more than the {limit} drawn one by one, so nodes made "
         f"by the same line in a loop are stacked: {count(stacked, 'stack')}, each labelled "
         f"with how many nodes it stands for (× n). Expand a stack to draw its members."
     )
-    return Stacked(drawn.graph, {**rename, **drawn.rename}, groups, notice)
+    return Stacked(drawn, {**rename, **edge_names}, groups, notice)
 
 
 def _buckets(graph: Graph, across_passes: bool) -> list[list[str]]:
@@ -79,51 +79,23 @@ def _buckets(graph: Graph, across_passes: bool) -> list[list[str]]:
     return [members for members in by_key.values() if len(members) > 1]
 
 
-@dataclass
-class _Redrawn:
-    graph: Graph
-    rename: dict[str, str]
+def _stack_of(groups: dict[str, list[str]]):
+    """How a stack is drawn: as what it stacks, doubled, with a count."""
 
+    def make(gid: str, first: Element) -> Element:
+        members = groups[gid]
+        return Element(
+            id=gid,
+            kind="group",
+            classes=("group", *first.classes),
+            lines=(first.lines[0], f"× {len(members):,}"),
+            value=first.value,
+            gen=first.gen,
+            title=(
+                f"{len(members):,} {first.kind} nodes made by the same line, stacked; "
+                f"expand to see them one by one"
+            ),
+            members=tuple(members),
+        )
 
-def _redraw(graph: Graph, groups: dict[str, list[str]], rename: dict[str, str]) -> _Redrawn:
-    """The graph with each stack's members replaced by one element, and edges merged."""
-    out = Graph(graph.view)
-    for element in graph.elements.values():
-        gid = rename.get(element.id)
-        if gid is None:
-            out.add(element)
-        elif gid not in out.elements:
-            members = groups[gid]
-            out.add(
-                Element(
-                    id=gid,
-                    kind="group",
-                    classes=("group", *element.classes),
-                    lines=(element.lines[0], f"× {len(members):,}"),
-                    value=element.value,
-                    gen=element.gen,
-                    title=(
-                        f"{len(members):,} {element.kind} nodes made by the same line, stacked; "
-                        f"expand to see them one by one"
-                    ),
-                    members=tuple(members),
-                )
-            )
-    edge_names: dict[str, str] = {}
-    for edge in graph.edges.values():
-        source, target = rename.get(edge.source, edge.source), rename.get(edge.target, edge.target)
-        if source == edge.source and target == edge.target:
-            out.edges[edge.id] = edge
-            continue
-        new_id = f"e-{source}-{target}"
-        edge_names[edge.id] = new_id
-        if new_id not in out.edges:
-            out.edges[new_id] = replace(
-                edge,
-                id=new_id,
-                source=source,
-                target=target,
-                tail=rename.get(edge.tail, edge.tail),
-                head=rename.get(edge.head, edge.head),
-            )
-    return _Redrawn(out, edge_names)
+    return make

@@ -863,8 +863,14 @@ def _add_prefixes(steps: list[dict], scene: Scene) -> None:
             step["text"] = f"Line {span[0]}: {step['text']}"
 
 
-def finish(steps: list[dict], rename: dict[str, dict[str, str]]) -> list[dict]:
-    """Final steps: ids renamed (stacked nodes), and `show` turned into `reveal` and `hide`.
+def finish(
+    steps: list[dict],
+    rename: dict[str, dict[str, str]],
+    silent: dict[str, set[str]] | None = None,
+) -> list[dict]:
+    """Final steps: ids renamed (stacked nodes, module boxes), and `show` turned into `reveal`
+    and `hide`. The values and grads of the ids in `silent` (what a module box holds) are not
+    shown: a box stands for what it did, not for the numbers inside it.
 
     `reveal` lists only what becomes visible at a step. When a new forward pass begins, `hide`
     lists what was visible and the new pass does not use.
@@ -874,6 +880,7 @@ def finish(steps: list[dict], rename: dict[str, dict[str, str]]) -> list[dict]:
         step["index"] = index
     for view in VIEWS:
         names = rename.get(view, {})
+        quiet = (silent or {}).get(view, set())
 
         def mapped(ids: list[str], names: dict[str, str] = names) -> list[str]:
             return list(dict.fromkeys(names.get(i, i) for i in ids)) if names else ids
@@ -885,8 +892,10 @@ def finish(steps: list[dict], rename: dict[str, dict[str, str]]) -> list[dict]:
                 {
                     "show": mapped(delta.show),
                     "focus": mapped(delta.focus),
-                    "values": {names.get(k, k): v for k, v in delta.values.items()},
-                    "grads": {names.get(k, k): v for k, v in delta.grads.items()},
+                    "values": {
+                        names.get(k, k): v for k, v in delta.values.items() if k not in quiet
+                    },
+                    "grads": {names.get(k, k): v for k, v in delta.grads.items() if k not in quiet},
                     "freed": mapped(delta.freed),
                 }
             )

@@ -21,8 +21,8 @@ from app.service import OverQuota
 
 router = APIRouter()
 
-_STACK_ID = re.compile(r"\bg\d{1,6}\b")
-# stacks one link may expand: each set of them is a page drawn (and cached) of its own
+_OPENABLE = re.compile(r"\b[gm]\d{1,6}\b")  # a stack (g3) or a module (m1)
+# stacks and modules one link may open: each set of them is a page drawn (and cached) of its own
 MAX_EXPANDED = 16
 
 
@@ -84,7 +84,8 @@ async def show(
     expand: str = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    """A stored trace; `?expand=g1,g2` draws those stacks of a big graph member by member.
+    """A stored trace; `?expand=g1,m2` draws stack g1 of a big graph member by member and opens
+    module m2's boxes.
     Revalidated on every use, against a tag naming all it is drawn from (a 304 draws nothing)."""
     found = await request.app.state.traces.fetch_tagged(ident)
     if found is None:
@@ -93,15 +94,15 @@ async def show(
     page = "_result.html" if hx_request else "index.html"
     if await request.app.state.traces.outdated(ident):
         return await _run_again(request, page, trace["code"])
-    stacks = _STACK_ID.findall(expand)[:MAX_EXPANDED]
+    opened = _OPENABLE.findall(expand)[:MAX_EXPANDED]
     version = request.app.state.page_version
-    tag = entity_tag("page", digest, ",".join(sorted(set(stacks))), page, version)
+    tag = entity_tag("page", digest, ",".join(sorted(set(opened))), page, version)
     # htmx asks the same URL for the partial: caches must keep the two apart
     caching = {"Cache-Control": REVALIDATE, "Vary": "HX-Request"}
     if matches(request, tag):
         return not_modified(tag, caching)
     try:
-        context = await request.app.state.traces.page(ident, trace, stacks)
+        context = await request.app.state.traces.page(ident, trace, opened)
     except RenderBusy as busy:
         return _busy(request, page, trace["code"], busy)
     # oEmbed discovery, for consumers that read headers and not the page's <link>

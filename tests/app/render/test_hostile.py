@@ -65,7 +65,7 @@ def forged_same_line(n: int) -> dict:
                        "span": [2, 0, 2, 9]})  # fmt: skip
     return {
         "version": 1, "code": "import torch\nx = f(1)\n", "tensors": tensors, "nodes": {},
-        "events": events, "stdout": "", "stderr": "", "outcome": {"status": "ok"},
+        "modules": [], "events": events, "stdout": "", "stderr": "", "outcome": {"status": "ok"},
         "limits": {"truncated": False, "max_events": n},
     }  # fmt: skip
 
