@@ -63,6 +63,7 @@ const DOM = {
   comparePass: "select[data-compare-pass]",
   comparePanel: "[data-compare-panel]",
   compareCaption: "[data-compare-caption]",
+  zoom: ".zoom",
 };
 
 const PHASES = ["forward", "backward", "freed", "error"];
@@ -401,8 +402,8 @@ class GradPlayer extends HTMLElement {
       el.checked = el.value === view;
     });
     this.paintEmptyNote(view, step);
+    this.paintCompare(); // first: comparing changes the live view's box, which framing reads
     this.paintFraming(previous);
-    this.paintCompare();
     this.paintCode(current.span, current.phase);
     const narration = this.querySelector(DOM.narration);
     if (previous.step !== step || !narration.textContent) {
@@ -563,8 +564,10 @@ class GradPlayer extends HTMLElement {
     if (!drawing) return;
     const g = this.pass();
     const box = this.box();
-    if (drawing.framedPass !== g || !this.viewports[name]) {
+    const comparing = this.state.compare !== null; // the live view gets half the stage, or all
+    if (drawing.framedPass !== g || drawing.framedComparing !== comparing || !this.viewports[name]) {
       drawing.framedPass = g;
+      drawing.framedComparing = comparing;
       this.viewports[name] = this.initialViewport(name, g, box);
       this.showViewport(name, this.viewports[name], false);
       return;
@@ -581,9 +584,18 @@ class GradPlayer extends HTMLElement {
   initialViewport(name, g, box) {
     const drawing = this.drawings[name];
     const frame = this.frameOf(name, g);
-    const scale = vp.initialScale(box, frame, drawing.smallestFont);
-    const whole = frame[2] * scale <= box.width && frame[3] * scale <= box.height;
-    const framed = vp.framed(whole ? frame : this.ownRect(name, g) || frame, box, scale);
+    let scale = vp.initialScale(box, frame, drawing.smallestFont);
+    const fits = (rect) => rect[2] * scale <= box.width && rect[3] * scale <= box.height;
+    let rect;
+    if (fits(frame)) {
+      // room for the zoom buttons too, a little smaller if the labels stay readable so
+      const roomy = this.roomyFitScale(box, frame);
+      if (roomy < scale && roomy * drawing.smallestFont >= vp.MIN_LABEL_PX) scale = roomy;
+      rect = fits(this.roomAbove(frame, scale)) ? this.roomAbove(frame, scale) : frame;
+    } else {
+      rect = this.roomAbove(this.ownRect(name, g) || frame, scale);
+    }
+    const framed = vp.framed(rect, box, scale);
     const focus = this.focusRect(name);
     return focus ? vp.revealing(framed, box, focus) : framed;
   }
@@ -669,11 +681,36 @@ class GradPlayer extends HTMLElement {
     this.showViewport(name, vp.zoomedAt(this.viewports[name], factor, ...at), false);
   }
 
+  // The whole pass, if its labels are readable so; else the graph the pass itself builds (a
+  // training loop's pass runs from the data at the top of the drawing to the loss at its foot,
+  // and fitting all of that gave 2 px labels).
   fit() {
     const name = this.state.view;
     const box = this.box();
-    const frame = this.frameOf(name, this.pass());
-    this.showViewport(name, vp.framed(frame, box, vp.fitScale(box, frame)), false);
+    const g = this.pass();
+    const frame = this.frameOf(name, g);
+    const readable = vp.fitScale(box, frame) * this.drawings[name].smallestFont >= vp.MIN_LABEL_PX;
+    const rect = readable ? frame : this.passGraphRect(name, g) || frame;
+    const scale = this.roomyFitScale(box, rect);
+    this.showViewport(name, vp.framed(this.roomAbove(rect, scale), box, scale), false);
+  }
+
+  // The zoom buttons sit over the drawing's top right corner (on a phone they covered the top
+  // node): framing leaves the band they take free. Its height, in pixels from the pane's top:
+  zoomBand() {
+    const zoom = this.querySelector(DOM.zoom);
+    return zoom && !zoom.hidden ? zoom.offsetTop + zoom.offsetHeight : 0;
+  }
+
+  // The rect with the zoom buttons' band above it, at `scale` pixels per drawing unit.
+  roomAbove(rect, scale) {
+    const px = this.zoomBand();
+    return px ? [rect[0], rect[1] - px / scale, rect[2], rect[3] + px / scale] : rect;
+  }
+
+  // The scale that fits the rect and the band above it in the box.
+  roomyFitScale(box, rect) {
+    return vp.fitScale({ width: box.width, height: Math.max(1, box.height - this.zoomBand()) }, rect);
   }
 
   onResize() {

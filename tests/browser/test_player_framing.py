@@ -39,3 +39,35 @@ def test_on_a_phone_the_narration_comes_between_graph_and_code(page, server_url)
     code = page.locator("pre.code").bounding_box()
     assert graph["y"] + graph["height"] <= narration["y"] < code["y"]
     assert narration["y"] + narration["height"] <= 844  # the graph and its sentence on one screen
+
+
+# the visible nodes that the zoom buttons lie over
+NODES_UNDER_ZOOM = """() => {
+  const zoom = document.querySelector('.zoom').getBoundingClientRect();
+  const svg = document.querySelector('[data-views] figure:not([hidden]) svg');
+  return [...svg.querySelectorAll('g.node:not(.hidden)')]
+    .map((g) => [g.id, g.getBoundingClientRect()])
+    .filter(([, r]) => r.left < zoom.right && r.right > zoom.left
+                    && r.top < zoom.bottom && r.bottom > zoom.top)
+    .map(([id]) => id);
+}"""
+
+
+def test_on_a_phone_the_zoom_buttons_cover_no_node(page, server_url):
+    """The zoom buttons sit over the drawing's top right corner: the opening zoom and Fit leave
+    them room, in both views, at every step of a graph that fits."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_trace(page, server_url, BY_SLUG["two-paths"].code)
+    started(page)
+    page.locator("grad-player").scroll_into_view_if_needed()
+    for view in ("tensors", "autograd"):
+        page.get_by_role("radio", name=view).check()
+        page.locator("grad-player").focus()
+        page.keyboard.press("Home")
+        total = int(page.locator("[data-scrubber]").get_attribute("max"))
+        for _ in range(total):
+            where = (view, page.locator("[data-counter]").text_content())
+            assert page.evaluate(NODES_UNDER_ZOOM) == [], where
+            page.keyboard.press("ArrowRight")
+        page.get_by_role("button", name="Fit").click()
+        assert page.evaluate(NODES_UNDER_ZOOM) == [], (view, "Fit")
