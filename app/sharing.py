@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 from markupsafe import escape
 from starlette.requests import Request
 
-from app.export.options import MAX_FRAMES
+from app.export.options import DRAWN_STEP_BY_STEP, MAX_FRAMES
 from app.public_url import public_url
 
 # the iframe's size when nobody asks for less (oEmbed's maxwidth/maxheight scale it down)
@@ -139,6 +139,7 @@ def dialog(request: Request, ident: str, code: str) -> dict:
         "embed": embed,
         "oembed": oembed_url(site, f"{site}/t/{ident}"),
         "max_frames": MAX_FRAMES,  # the most steps an image export draws
+        "bounded": DRAWN_STEP_BY_STEP,  # the exports it bounds
         "iframe": iframe(embed, name, width, height),
         "reveal_slide": reveal_slide(embed, name, width, height),
         "reveal_script": reveal_script(site),

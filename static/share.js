@@ -11,7 +11,6 @@
 // it is being made, for how long so far, and what the server said if it could not be made.
 
 const SAID_MS = 4000; // how long "Copied" stays
-const IMAGE_EXPORTS = ["gif", "zip", "pdf"]; // drawn step by step: at most data-max-frames
 
 class GradShare extends HTMLElement {
   connectedCallback() {
@@ -142,7 +141,8 @@ class GradShare extends HTMLElement {
         `are ${last - first + 1}: choose From and To above. (The HTML file holds every step.)`
       : "";
     for (const link of this.querySelectorAll("a[data-export]")) {
-      if (IMAGE_EXPORTS.includes(link.dataset.export)) link.toggleAttribute("data-too-many", tooMany);
+      // the server marks the exports drawn step by step: at most data-max-frames of them
+      if (link.hasAttribute("data-bounded")) link.toggleAttribute("data-too-many", tooMany);
     }
   }
 

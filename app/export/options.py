@@ -67,8 +67,9 @@ FORMATS = {
     "gif": ("image/gif", "the steps animated, with the narration as a caption"),
 }
 # an image export draws every step of its range: past this many, a range must be chosen (the
-# HTML file holds any number, as the page does)
+# HTML file holds any number, as the page does). The Share box reads both from the page.
 MAX_FRAMES = 240
+DRAWN_STEP_BY_STEP = frozenset(FORMATS) - {"html"}
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class ExportRequest:
     def steps(self, total: int) -> StepRange:
         """The range asked for, checked against a trace of `total` steps."""
         steps = StepRange.of(total, self.first, self.last)
-        if self.format != "html" and len(steps) > MAX_FRAMES:
+        if self.format in DRAWN_STEP_BY_STEP and len(steps) > MAX_FRAMES:
             raise BadOption(
                 f"This range has {len(steps):,} steps, and an image export draws at most "
                 f"{MAX_FRAMES} at a time: choose from= and to= (steps 1 to {total:,})."

@@ -38,6 +38,7 @@ class Dialog(HTMLParser):
         self.actions: list[str] = []
         self.fields: dict[str, str] = {}
         self.attributes: dict[str, str] = {}
+        self.bounded: list[str] = []  # the exports the Share box holds to data-max-frames
         self._field: str | None = None
 
     def handle_starttag(self, tag, attrs):
@@ -48,6 +49,8 @@ class Dialog(HTMLParser):
             return
         if tag == "a":
             self.links.append(attrs["href"])
+            if "data-bounded" in attrs:
+                self.bounded.append(attrs["data-export"])
         elif tag == "button" and "formaction" in attrs:
             self.actions.append(attrs["formaction"])
         elif tag == "input" and "id" in attrs:
@@ -93,6 +96,23 @@ def test_a_trace_page_has_the_dialog_with_its_addresses(client):
     steps = re.search(r'max="(\d+)" value="1" step="1" data-scrubber', page).group(1)
     assert (dialog.fields["share-from"], dialog.fields["share-to"]) == ("1", steps)
     assert dialog.attributes["data-embed"] == f"{SITE}/embed/{ident}"
+
+
+def test_the_box_bounds_the_very_exports_the_server_bounds(client):
+    """The Share box warns before a download the server would refuse for too many steps: the
+    exports it marks are those the server holds to data-max-frames steps, and no other."""
+    loop = "import torch\nw = torch.tensor(1.0, requires_grad=True)\nfor _ in range(60):\n"
+    ident = stored(client, loop + "    (w * 2).backward()\n")
+    dialog = dialog_of(client.get(f"/t/{ident}").text)
+    limit = int(dialog.attributes["data-max-frames"])
+    total = int(dialog.attributes["data-steps"])
+    assert total > limit
+    refused = {
+        f
+        for f in ("html", "gif", "zip", "pdf")
+        if client.get(f"/t/{ident}/export.{f}").status_code == 422
+    }
+    assert set(dialog.bounded) == refused == {"gif", "zip", "pdf"}
 
 
 def test_the_snippets_are_an_iframe_of_the_embed_and_a_reveal_slide(client):
