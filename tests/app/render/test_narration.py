@@ -411,15 +411,65 @@ _COUNTED = {  # what an accumulate step's words count, and what of its event tha
 }
 
 
-def _accumulate_claims(source: str) -> list[str]:
-    """Each claim an accumulate step of `source` makes that the run does not bear out: the
-    counts of gradients and nodes it states (against its event), and the .grad it ends with
+def _said(pattern: str, text: str) -> list[int]:
+    return [int(n.replace(",", "")) for n in re.findall(pattern, text)]
+
+
+def _other_counts(step: dict, events: list[dict], trace: dict) -> list[str]:
+    """The counts any other step states, each against what its own events hold:
+    - a node's backward: "the sum of N gradients" arriving (its event's sources);
+    - an op: "giving N tensors" (its outputs);
+    - a .grad change: ".grad of N parameters" (the tensors its events set or zero);
+    - the end of a backward: "those of N nodes" freed (the nodes that had saved a tensor);
+    - a condensed pass: "a fresh graph of N nodes" (the grad_fn nodes made in that pass)."""
+    text, wrong = step["text"], []
+
+    def check(pattern: str, truths: set[int]) -> None:
+        wrong.extend(f"{n} in {text!r}, the run's {sorted(truths)}" for n in _said(pattern, text)
+                     if n not in truths)  # fmt: skip
+
+    nodes = trace["nodes"]
+    if step["kind"] == "node_backward":
+        check(r"the sum of (\d+) gradients", {len(e["sources"]) for e in events})
+    check(r"giving ([\d,]+) tensors", {len(e["outputs"]) for e in events if e["kind"] == "op"})
+    if step["kind"] == "grad_set":
+        to_none = sum(e["kind"] == "grad_set" and not e["grad_tensor"] for e in events)
+        zeroed = sum(e["kind"] == "inplace" for e in events)
+        check(r"\.grad of ([\d,]+) (?:parameters|tensors)", {to_none, zeroed})
+    for free in (e for e in events if e["kind"] == "free"):
+        kept = sum(any(s is not None for s in nodes[n]["saved"]) for n in free["nodes"])
+        check(r"those of ([\d,]+) nodes", {kept})
+    if step["kind"] == "pass":
+        first, last = step["seq"]
+        made = sum(
+            first <= node["created"] <= last and node["name"] != "AccumulateGrad"
+            for node in nodes.values()
+        )
+        check(r"a fresh graph of ([\d,]+) node", {made})
+    return wrong
+
+
+def _count_claims(source: str) -> list[str]:
+    """Each claim a step of `source` makes that the run does not bear out: the counts it
+    states (against its events), and the .grad an accumulate or a condensed pass ends with
     (against the lessons' own fact, `grad NAME at STEP`)."""
     trace = corpus.traced(source)
     events = trace["events"]
     facts = TraceFacts(trace)
     wrong = []
     for number, step in enumerate(corpus.rendered(source)["steps"], 1):
+        if not step["seq"]:
+            continue
+        first, last = step["seq"]
+        own = events[first : last + 1]
+        wrong += [f"step {number}: {claim}" for claim in _other_counts(step, own, trace)]
+        if step["kind"] == "pass":
+            for leaf in dict.fromkeys(e["tensor"] for e in own if e["kind"] == "accumulate"):
+                name = facts.labels[leaf]
+                if is_name(name):
+                    said = f"{name}.grad = {values.say(facts.grad(name, at=number).value)}"
+                    if said not in step["text"]:
+                        wrong.append(f"step {number}: {step['text']!r} (the fact: {said})")
         if step["kind"] != "accumulate":
             continue
         ends = re.search(r"(\S+)\.grad = (?:[^=]*turn into )?([^=]+)\.$", step["text"])
@@ -428,8 +478,7 @@ def _accumulate_claims(source: str) -> list[str]:
             said = re.sub(r" \(through [^)]*\)$", "", ends[2])  # one gradient, and its node
             if said != values.say(fact.value):
                 wrong.append(f"step {number}: {step['text']!r} (the fact: {fact.value})")
-        first, last = step["seq"]
-        (event,) = [e for e in events[first : last + 1] if e["kind"] == "accumulate"]
+        (event,) = [e for e in own if e["kind"] == "accumulate"]
         gradients = len(event["sources"])
         nodes = len({s["from"] for s in event["sources"]})
         for pattern, truth in _COUNTED.items():
@@ -444,10 +493,53 @@ def _accumulate_claims(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("slug", corpus.spread(sorted(corpus.STEPWISE_SOURCES)))
-def test_every_count_and_grad_an_accumulate_step_states_is_the_runs(slug):
-    """On every golden snippet and example, each count of gradients and nodes an accumulate
-    step states is its event's, and the .grad it ends with is the lessons' fact."""
-    assert _accumulate_claims(corpus.STEPWISE_SOURCES[slug]) == []
+def test_every_count_and_grad_a_step_states_is_the_runs(slug):
+    """On every golden snippet and example, each count a step states (gradients, nodes,
+    tensors, parameters) is its events', and the .grad an accumulate step or a condensed pass
+    ends with is the lessons' fact."""
+    assert _count_claims(corpus.STEPWISE_SOURCES[slug]) == []
+
+
+# each sentence that states a count, made by a snippet of its own
+COUNTING = {
+    "the sum of 6 gradients": (
+        "import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+        "y = x * 1\nz = y + y + y + y + y + y\nz.backward()\n"
+    ),
+    "giving 3 tensors": (
+        "import torch\nx = torch.ones(6, requires_grad=True)\n"
+        "a, b, c = x.split(2)\n(a.sum() + b.sum() + c.sum()).backward()\n"
+    ),
+    ".grad of 5 parameters": (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 1, bias=False))\n"
+        "model(torch.ones(1, 2)).sum().backward()\nmodel.zero_grad()\n"
+    ),
+    "those of 5 nodes": (
+        "import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+        "y = x * x * x * x * x * x\ny.backward()\n"
+    ),
+    "a fresh graph of 2 nodes": (
+        "import torch\nw = torch.tensor(1.0, requires_grad=True)\nfor i in range(700):\n"
+        "    (w * 2 + 1).backward()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("said", COUNTING)
+def test_each_counting_sentence_is_checked_against_its_run(said):
+    """The claims check above is not vacuous: every kind of count it reads is said by some run,
+    passes there, and would be caught if it were one more."""
+    source = COUNTING[said]
+    steps = corpus.rendered(source)["steps"]
+    assert any(said in step["text"] for step in steps), said
+    assert _count_claims(source) == []
+    trace = corpus.traced(source)
+    n = int(re.search(r"\d+", said)[0])
+    (step,) = [step for step in steps if said in step["text"]][:1]
+    first, last = step["seq"]
+    lie = {**step, "text": step["text"].replace(said, said.replace(str(n), str(n + 1)))}
+    assert _other_counts(lie, trace["events"][first : last + 1], trace)
 
 
 def test_a_node_that_sends_two_gradients_is_counted_once():
