@@ -111,11 +111,19 @@ async def _quiz_page(request: Request, ident: str) -> dict | Response:
     return context
 
 
+async def _asking_page(traces, ident: str, trace: dict) -> dict:
+    """The player of a page that asks questions: every module call opened, since a question
+    may ask for any node of the graph, and one inside a module's box could not be picked. It
+    offers no link to close them."""
+    every = sorted({call["module"] for call in trace.get("modules", [])})
+    return {**await traces.page(ident, trace, every), "module_links": []}
+
+
 async def _lesson_context(request: Request, found: LessonFile) -> dict:
     traces = request.app.state.traces
     lesson = found.lesson
     ident, trace = await traces.find_or_run(lesson.snippet, request.state.requester, site=True)
-    page = await traces.page(ident, trace)
+    page = await _asking_page(traces, ident, trace)
     questions = [question.model_dump(mode="json") for question in lesson.questions]
     quiz = await traces.quiz(ident, trace, questions)
     before, after = request.app.state.lessons.library().neighbours(found.slug)
@@ -150,7 +158,7 @@ async def _trace_quiz_context(request: Request, ident: str) -> dict | None:
     found = await traces.fetch(ident)
     if found is None:
         return None
-    page = await traces.page(ident, found)
+    page = await _asking_page(traces, ident, found)
     quiz = await traces.quiz(ident, found)
     return {
         **page,

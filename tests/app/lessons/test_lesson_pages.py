@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.examples import BY_SLUG
 from app.lessons import generated
 from app.main import create_app
 from engine.tracer import trace_snippet
@@ -295,6 +296,20 @@ def test_the_quiz_of_a_run_has_its_generated_questions(client, quiz_ident):
     expected = [q.id for q in generated.questions(trace_snippet(SEED_SNIPPET))]
     assert re.findall(r'<form class="check" id="q-([\w-]+)"', page.text) == expected
     assert client.get("/t/nosuchtrace/quiz").status_code == 404
+
+
+def test_every_node_a_quiz_offers_on_a_network_is_drawn_to_pick(client):
+    """A network's trace page draws each module call as one box; its quiz, whose questions may
+    ask for any node, opens them all, so every node a question offers is in the graph."""
+    reply = client.post("/run", data={"code": BY_SLUG["mlp-training"].code}, headers=HX)
+    ident = reply.headers["hx-push-url"].removeprefix("/t/")
+    assert 'class="node module' in client.get(f"/t/{ident}").text  # boxed where nothing is asked
+    page = client.get(f"/t/{ident}/quiz").text
+    offered = set(re.findall(r'name="node" value="([\w-]+)"', page))
+    assert offered, "the quiz asks no node question"
+    drawn = set(re.findall(r'<g id="([\w-]+)" class="node ', page))
+    assert offered - drawn == set()
+    assert "Close model" not in page and 'class="node module' not in page
 
 
 def test_a_generated_question_graded_right_and_wrong(client, quiz_ident):
