@@ -96,9 +96,9 @@ half = float16
 short = int16
 
 # The local part names the trace the engine records: a stored trace's id hashes it, so a snippet
-# stored before a trace change (gradtrace.4: the trace lists nn.Module calls, `modules`, and
-# says which call each tensor, op and inplace event happened in) runs afresh.
-__version__ = "2.13.0+gradtrace.4"
+# stored before a trace change (gradtrace.5: the trace says, `unseeded_random`, whether the
+# snippet drew from torch's default generator before seeding it) runs afresh.
+__version__ = "2.13.0+gradtrace.5"
 
 
 def is_tensor(obj) -> bool:

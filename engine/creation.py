@@ -12,6 +12,7 @@ from engine import functions as fn
 from engine import random as rng
 from engine.record import apply, leaf
 from engine.shape import broadcast_shapes, parse_shape, wrap_dim
+from engine.snippet import SEED
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -419,7 +420,9 @@ def manual_seed(seed: int):
 
 
 def seed() -> int:
-    return rng.default_generator.initial_seed()
+    """torch.seed(): PyTorch reseeds from a random source, so what is drawn next differs from run
+    to run; here the run's stand-in seed comes back, and the draws count as unseeded again."""
+    return rng.default_generator.start_unseeded(SEED).initial_seed()
 
 
 def initial_seed() -> int:

@@ -43,6 +43,8 @@ Default seed: ``67280421310721`` is what a freshly constructed ``torch.Generator
 module-level ``default_generator`` starts from it so that a fresh process is reproducible.
 PyTorch's own global generator does *not* start there: ``torch.initial_seed()`` in a fresh
 process is a non-deterministic 64-bit value, so no fixed seed can match an unseeded torch process.
+So the default generator says when that shows: ``drew_unseeded`` is set by the first draw made
+before any ``manual_seed`` (``start_unseeded`` stands a fixed seed in for the random one).
 """
 
 from __future__ import annotations
@@ -326,6 +328,11 @@ class Generator:
         self._seed = 0
         self._next_normal: float | None = None  # Box-Muller's spare sample
         self._fresh = True
+        # False while the seed is a stand-in for the random one PyTorch's default generator
+        # picks (start_unseeded); drew_unseeded: something was drawn meanwhile, so PyTorch
+        # would have printed other numbers, and other ones again on the next run
+        self.seeded = True
+        self.drew_unseeded = False
         self.manual_seed(seed)
 
     # --- seeding and state --------------------------------------------------------------------
@@ -342,6 +349,14 @@ class Generator:
         }
         self._next_normal = None
         self._fresh = True  # seeded and not drawn from: PyTorch's state says so (state_bytes)
+        self.seeded = True
+        return self
+
+    def start_unseeded(self, seed: int) -> Generator:
+        """Seed with `seed` standing in for a random one, as PyTorch's default generator starts
+        and as torch.seed() reseeds it: draws count as unseeded until the next manual_seed."""
+        self.manual_seed(seed)
+        self.seeded = False
         return self
 
     def initial_seed(self) -> int:
@@ -413,6 +428,8 @@ class Generator:
         if not n:
             return np.zeros(0, np.uint64)
         self._fresh = False
+        if not self.seeded:  # every draw comes through here, so this is the one check
+            self.drew_unseeded = True
         return self._bits.random_raw(n)
 
     def _draw64(self, n: int) -> np.ndarray:
@@ -671,6 +688,7 @@ class TorchGenerator(Generator):
 TorchGenerator.__module__, TorchGenerator.__qualname__ = "torch._C", "Generator"
 
 default_generator = TorchGenerator()
+default_generator.start_unseeded(DEFAULT_SEED)  # PyTorch's starts from a random seed
 
 
 def manual_seed(seed: int) -> Generator:

@@ -79,10 +79,11 @@ def snippet_globals(
 
 def reset_engine_state() -> None:
     """Start every run alike: grad mode on, float32 the default dtype, the default generator
-    seeded with SEED."""
+    seeded with SEED in place of PyTorch's random seed (its draws count as unseeded)."""
     grad_mode.state.enabled = True
     dtypes.set_default_float(dtypes.float32)
-    rng.default_generator.manual_seed(SEED)
+    rng.default_generator.start_unseeded(SEED)
+    rng.default_generator.drew_unseeded = False  # this run has drawn nothing yet
     # numpy's floating-point warnings ("divide by zero", "Mean of empty slice") are not
     # PyTorch's, which returns inf and nan silently: a learner's stderr must not show them
     np.seterr(all="ignore")

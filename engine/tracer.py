@@ -29,6 +29,7 @@ from types import CodeType
 import numpy as np
 
 from engine import grad_mode, tracing
+from engine import random as rng
 from engine.graph import AccumulateGrad, Node
 from engine.nn.modules import Module
 from engine.snippet import (
@@ -107,7 +108,8 @@ class Stopped(BaseException):
 class Tracer:
     """Collects tensors, nodes and events while installed as `engine.tracing.current`.
 
-    `trace_snippet` is the usual way in. By hand: `with Tracer(code) as tracer:` run code
+    `trace_snippet` is the usual way in. By hand: `engine.snippet.reset_engine_state()` (or
+    `unseeded_random` may carry an earlier run's draws), `with Tracer(code) as tracer:` run code
     compiled with the filename "<snippet>", then `tracer.finish(its_globals)` and
     `tracer.trace()`.
     """
@@ -131,6 +133,8 @@ class Tracer:
         self.events: list[dict] = []
         self.truncated = False
         self.outcome: dict = {"status": "ok"}
+        # drew from torch's default generator before any manual_seed (known once the run ends)
+        self.unseeded_random = False
         self.top_code: CodeType | None = None  # the snippet's module code, when known
         self._generation = next(_generations)
         self._tensor_count = 0
@@ -176,6 +180,7 @@ class Tracer:
 
     def __exit__(self, *exc) -> None:
         tracing.current = self._previous
+        self.unseeded_random = rng.default_generator.drew_unseeded
         self._where_frame = self._where_call = self._top_frame = None
 
     def trace(self) -> dict:
@@ -192,6 +197,7 @@ class Tracer:
             "stderr": "".join(self._stderr),
             "outcome": self._stopped or self.outcome,
             "limits": {"truncated": self.truncated, "max_events": self.max_events},
+            "unseeded_random": self.unseeded_random,
         }
 
     # ***** hooks the engine calls *****

@@ -30,6 +30,14 @@ from app.render.steps import VIEWS
 
 RENDER_VERSION = 1
 
+# Plain text, as every notice: the page escapes it and shows no markup.
+UNSEEDED_NOTICE = (
+    "This run drew random numbers without torch.manual_seed (a new layer's weights are random "
+    "too): gradtrace starts torch's generator from seed 0, so this snippet gives these numbers "
+    "every time, where PyTorch gives different ones on each run. Add torch.manual_seed(0) at the "
+    "top to get these same numbers from PyTorch."
+)
+
 
 def render(trace: dict, *, expand: Iterable[str] = ()) -> dict:
     """Both views of a trace, drawn, and its steps. `expand` names stacks (g1, g2, …) of a big
@@ -80,6 +88,8 @@ def _render(trace: dict, wanted: frozenset[str]) -> dict:
             groups[gid] = {"view": name, "members": members, "expanded": gid in wanted}
         if result.notice:
             notices.append(result.notice)
+    if trace.get("unseeded_random"):  # traces stored before the key have no say
+        notices.append(UNSEEDED_NOTICE)
     return {
         "version": RENDER_VERSION,
         "views": views,

@@ -122,6 +122,7 @@ def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
         "stderr": "",
         "outcome": outcome,
         "limits": {"truncated": False, "max_events": settings.max_events},
+        "unseeded_random": False,
     }
 
 

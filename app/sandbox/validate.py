@@ -33,7 +33,7 @@ from app.sandbox.settings import SandboxSettings
 
 TOP_KEYS = {
     "version", "code", "tensors", "nodes", "modules", "events", "stdout", "stderr", "outcome",
-    "limits",
+    "limits", "unseeded_random",
 }  # fmt: skip
 TENSOR_KEYS = {"label", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "value", "created"}
 NODE_KEYS = {"name", "inputs", "outputs", "next", "saved", "formula", "created"}
@@ -154,6 +154,7 @@ class _Checker:
         limits = trace["limits"]
         _expect(type(limits) is dict and set(limits) == {"truncated", "max_events"}, "limits")
         _expect(type(limits["truncated"]) is bool and _count(limits["max_events"]), "limits")
+        _expect(type(trace["unseeded_random"]) is bool, "unseeded_random")
 
     # ***** tables *****
 

@@ -41,6 +41,14 @@ def test_run_prints_exactly_what_the_snippet_printed(snippet):
     assert done.stdout == "5.0 3.0\n"
 
 
+def test_run_says_nothing_of_an_unseeded_draw_and_trace_records_it(snippet):
+    code = "import torch\ntorch.randn(2)\nprint('drawn')\n"
+    done = gradtrace("run", snippet(code))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "drawn\n" and "seed" not in done.stderr  # what PyTorch prints
+    assert json.loads(gradtrace("trace", snippet(code)).stdout)["unseeded_random"] is True
+
+
 def test_run_ends_an_uncaught_error_like_python(snippet):
     code = SEED + "d.backward()\nprint('never')\n"
     done = gradtrace("run", snippet(code))

@@ -61,6 +61,14 @@ def test_without_javascript_the_page_has_the_final_graph_and_every_step(client):
     assert "MulBackward0" in page
 
 
+def test_a_run_that_drew_before_any_seed_is_told_pytorch_prints_other_numbers(client):
+    said = "This run drew random numbers without torch.manual_seed"
+    page = client.post("/run", data={"code": "import torch\nprint(torch.randn(2))\n"}).text
+    assert re.search(rf'<p class="notice">{said} .*?PyTorch gives different ones', page)
+    seeded = "import torch\ntorch.manual_seed(0)\nprint(torch.randn(2))\n"
+    assert said not in client.post("/run", data={"code": seeded}).text
+
+
 def test_a_stored_trace_has_its_own_address(client):
     ident = client.post("/api/traces", json={"code": "print('hello')"}).json()["id"]
     page = client.get(f"/t/{ident}")

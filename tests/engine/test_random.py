@@ -143,6 +143,55 @@ def test_state_snapshot_includes_the_spare_normal() -> None:
         assert_identical(a, b, "after set_state")
 
 
+DRAWS = {
+    "rand": lambda g: g.rand((2,)),
+    "randn": lambda g: g.randn((1,), "float64"),
+    "randn of 16 or more": lambda g: g.randn((17,)),
+    "uniform": lambda g: g.uniform((2,), -1.0, 1.0),
+    "normal": lambda g: g.normal((2,), 1.0, 2.0),
+    "exponential": lambda g: g.exponential((2,)),
+    "multinomial": lambda g: g.multinomial(np.array([0.5, 0.5]), 1, False),
+    "bernoulli": lambda g: g.bernoulli(np.array([0.5, 0.5])),
+    "bernoulli_scalar": lambda g: g.bernoulli_scalar((2,), 0.5),
+    "randint": lambda g: g.randint(0, 5, (2,)),
+    "randint of a 64-bit range": lambda g: g.randint(0, 2**40, (2,)),
+    "randperm": lambda g: g.randperm(4),
+}
+
+
+@pytest.mark.parametrize("draw", DRAWS.values(), ids=DRAWS.keys())
+def test_every_draw_before_a_manual_seed_is_marked_unseeded(draw) -> None:
+    """What the tracer's unseeded_random reads: every kind of draw passes the one check."""
+    unseeded = Generator(0).start_unseeded(0)
+    assert not unseeded.drew_unseeded
+    got = draw(unseeded)
+    assert unseeded.drew_unseeded
+    assert_identical(got, draw(Generator(0)), "a stand-in seed draws as that seed")
+    seeded = Generator(0).start_unseeded(0).manual_seed(7)
+    draw(seeded)
+    assert not seeded.drew_unseeded
+
+
+def test_an_unseeded_draw_stays_marked_after_a_seed_and_nothing_drawn_is_no_draw() -> None:
+    gen = Generator(0).start_unseeded(0)
+    gen.rand((0,))
+    gen.randperm(1)  # a permutation of one takes no draw
+    assert not gen.drew_unseeded
+    gen.rand((1,))
+    gen.manual_seed(0)
+    gen.rand((1,))
+    assert gen.drew_unseeded and gen.seeded
+
+
+def test_only_the_default_generator_starts_unseeded() -> None:
+    assert er.TorchGenerator().seeded  # torch.Generator() starts from a fixed seed in PyTorch
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import engine.random as r; print(r.default_generator.seeded)"],
+        cwd=REPO, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    assert fresh.stdout == "False\n"
+
+
 def test_seed_range_and_wrapping() -> None:
     assert Generator(-1).initial_seed() == 2**64 - 1
     assert Generator(-(2**63)).initial_seed() == 2**63

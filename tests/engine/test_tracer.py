@@ -923,6 +923,56 @@ def test_exit_zero_is_a_normal_end() -> None:
     assert run("exit(3)\n")["outcome"]["type"] == "SystemExit"
 
 
+# ***** random numbers drawn before any seed *****
+# PyTorch seeds its default generator differently on each run; the engine starts it from 0, so
+# the trace says when a snippet's numbers depend on that.
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = torch.randn(2)",
+        "layer = torch.nn.Linear(2, 3)",  # its initial weights are drawn
+        "x = torch.rand(2)",
+        "x = torch.randint(0, 5, (3,))",
+        "x = torch.randperm(4)",
+        "x = torch.zeros(3).normal_()",
+        "x = torch.nn.functional.dropout(torch.ones(4), 0.5)",
+        "x = torch.randn(2, generator=torch.default_generator)",
+        "torch.cuda.manual_seed_all(0)\nx = torch.randn(2)",  # no seed for the CPU's generator
+        "x = torch.randn(2)\ntorch.manual_seed(0)\ny = torch.randn(2)",  # seeded too late
+        "torch.manual_seed(0)\ntorch.seed()\nx = torch.randn(2)",  # torch.seed() unseeds
+        "torch.manual_seed(0)\nx = torch.randn(1)\ntorch.seed()\ny = torch.randn(1)",
+    ],
+)
+def test_a_draw_from_the_unseeded_default_generator_is_flagged(code) -> None:
+    assert run(f"import torch\n{code}\n")["unseeded_random"] is True
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = torch.ones(2) * 3",  # no draw at all
+        "torch.manual_seed(0)\nx = torch.randn(2)",
+        "torch.random.manual_seed(1)\nlayer = torch.nn.Linear(2, 3)",
+        "torch.default_generator.manual_seed(2)\nx = torch.rand(2)",
+        "g = torch.Generator().manual_seed(1)\nx = torch.randn(2, generator=g)",
+        "x = torch.randn(2, generator=torch.Generator())",  # PyTorch's fixed default seed
+        "x = torch.randn(0)",  # nothing drawn
+        "x = (",  # a syntax error: nothing ran
+    ],
+)
+def test_no_draw_or_only_seeded_draws_is_not_flagged(code) -> None:
+    assert run(f"import torch\n{code}\n")["unseeded_random"] is False
+
+
+def test_each_run_starts_unflagged_and_unseeded() -> None:
+    assert run("import torch\nx = torch.randn(2)\n")["unseeded_random"] is True
+    assert run("import torch\n")["unseeded_random"] is False
+    assert run("import torch\ntorch.manual_seed(0)\n")["unseeded_random"] is False
+    assert run("import torch\nx = torch.rand(1)\n")["unseeded_random"] is True  # seed gone
+
+
 # ***** values *****
 
 

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from app.render import render
+from app.render import UNSEEDED_NOTICE, render
 from app.render.layout import SVG
 from app.render.page import printed_by_step
 from app.render.playback import element_classes, state_at, states, still
@@ -364,6 +364,19 @@ def test_an_empty_view_says_why():
     assert view["views"]["autograd"]["notice"].startswith("No graph was recorded")
     nothing = render(trace_snippet("x = 1\n"))
     assert [s["kind"] for s in nothing["steps"]] == ["done"]
+
+
+def test_a_run_that_drew_before_any_seed_says_so_and_a_seeded_one_does_not():
+    unseeded = render(trace_snippet("import torch\nx = torch.randn(3)\nprint(x)\n"))
+    assert UNSEEDED_NOTICE in unseeded["notices"]
+    seeded = render(trace_snippet("import torch\ntorch.manual_seed(0)\nx = torch.randn(3)\n"))
+    assert UNSEEDED_NOTICE not in seeded["notices"]
+
+
+def test_a_trace_stored_before_the_unseeded_flag_renders_without_its_notice():
+    trace = trace_snippet("import torch\nx = torch.randn(3)\n")
+    del trace["unseeded_random"]  # the quiz and API routes can still meet such a trace
+    assert UNSEEDED_NOTICE not in render(trace)["notices"]
 
 
 def test_ids_are_the_traces():

@@ -325,7 +325,7 @@ def test_a_cut_renumbers_calls_listed_out_of_order():
              "span": [2, 4, 2, 7], "module": 0},
         ],
         "stdout": "", "stderr": "", "outcome": {"status": "ok"},
-        "limits": {"truncated": False, "max_events": 2},
+        "limits": {"truncated": False, "max_events": 2}, "unseeded_random": False,
     }  # fmt: skip
     validate.check(copy.deepcopy(trace))
     cut = trace_cut.keep_first(trace, 1, {"status": "output_limit"})
@@ -333,6 +333,35 @@ def test_a_cut_renumbers_calls_listed_out_of_order():
     assert cut["events"][0]["module"] == 0
     assert trace["events"][0]["module"] == 1  # the trace cut is left as it was
     validate.check(cut)
+
+
+# ***** random numbers drawn before any seed *****
+
+
+def test_the_unseeded_flag_passes_either_way_and_a_cut_keeps_it(traces):
+    trace = copy.deepcopy(traces[0])
+    assert trace["unseeded_random"] is False
+    trace["unseeded_random"] = True
+    assert validate.parse(_payload(trace)) == trace
+    assert trace_cut.keep_first(trace, 1, {"status": "output_limit"})["unseeded_random"] is True
+
+
+@pytest.mark.parametrize(
+    "forge, reason",
+    [
+        (lambda t: t.pop("unseeded_random"), "top-level keys"),
+        (lambda t: t.update(unseeded_random=1), "unseeded_random"),  # an int, not a bool
+        (lambda t: t.update(unseeded_random=0), "unseeded_random"),
+        (lambda t: t.update(unseeded_random="true"), "unseeded_random"),
+        (lambda t: t.update(unseeded_random=None), "unseeded_random"),
+        (lambda t: t.update(unseeded_random=[True]), "unseeded_random"),
+    ],
+)
+def test_a_missing_or_non_bool_unseeded_flag_is_refused(traces, forge, reason):
+    trace = copy.deepcopy(traces[0])
+    forge(trace)
+    with pytest.raises(validate.Malformed, match=reason):
+        validate.check(trace)
 
 
 # ***** nodes the tracer first met in backward (no op made them) *****
@@ -582,6 +611,7 @@ def _same_line_trace(n: int) -> dict:
         "version": 1, "code": "import torch\nfor i in range(n):\n    torch.ones(1)\n",
         "tensors": tensors, "nodes": {}, "modules": [], "events": events, "stdout": "",
         "stderr": "", "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n},
+        "unseeded_random": False,
     }  # fmt: skip
 
 
