@@ -11,7 +11,7 @@ from app.examples import BY_SLUG
 from app.render import playback, render
 from engine.tracer import trace_snippet
 
-A4_PICTURE = (510.24, 226.77)  # the handout's: A4's text width by 8 cm, in points
+A4_PICTURE = (508.0, 226.0)  # the handout's (static/handout.js): A4's text width by 8 cm
 
 
 @pytest.mark.parametrize("slug", ["two-paths", "accumulation", "mlp-training"])
