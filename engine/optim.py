@@ -272,7 +272,7 @@ class Adam(Optimizer):
                 if group["weight_decay"] and group["decoupled_weight_decay"]:
                     # AdamW: the parameter itself shrinks, apart from the gradient
                     decay = p._array.dtype.type(1 - group["lr"] * group["weight_decay"])
-                    _update(p, p._array * decay)
+                    _update(p, p._array * decay, from_grad=False)
                 elif group["weight_decay"]:
                     grad = fma_add(grad, p._array, group["weight_decay"])
                 state = self.state.setdefault(p, {})
@@ -526,10 +526,12 @@ def _as_tensor(array) -> Tensor:
     return Tensor._wrap(np.asarray(array))
 
 
-def _update(p: Tensor, new_value: np.ndarray) -> None:
-    """Write a parameter's new value in place, as PyTorch's optimizers do (its version moves)."""
+def _update(p: Tensor, new_value: np.ndarray, from_grad: bool = True) -> None:
+    """Write a parameter's new value in place, as PyTorch's optimizers do (its version moves).
+    The trace says what it was made from: the parameter and, unless it is a decay alone, its
+    .grad (so the picture draws the .grad flowing into the step that uses it)."""
     p._array[...] = new_value
-    bump(p, "optimizer.step", None)
+    bump(p, "optimizer.step", None, (p, p._grad) if from_grad else (p,))
 
 
 def __getattr__(name: str):

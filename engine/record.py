@@ -330,11 +330,12 @@ def rewritten(t: Tensor, op: str) -> None:
         tracing.current.on_rewrite(t, op)
 
 
-def bump(t: Tensor, op: str, node) -> None:
-    """A change to t's values made without a node of its own (optimizer.step, zero_grad)."""
+def bump(t: Tensor, op: str, node, reads: tuple | None = None) -> None:
+    """A change to t's values made without a node of its own (optimizer.step, zero_grad);
+    `reads` are the tensors the new values were made from (t itself, unless said)."""
     t._version_counter.value += 1
     if tracing.current is not None:
-        tracing.current.on_inplace(t, node, (t,), False, op=op)
+        tracing.current.on_inplace(t, node, reads or (t,), False, op=op)
 
 
 # ***** leaves *****

@@ -185,11 +185,10 @@ def test_the_network_is_one_box_a_pass_that_opens_into_its_layers(mlp):
     expect(boxes).to_have_count(1)
     expect(boxes.locator("text.label")).to_have_text("model · Sequential")
     # Fit frames the graph the pass builds, not the whole drawing down to pass 1's data (which
-    # gave 2 px labels): a pass's four parameter updates side by side make it about 1,000 pt
-    # wide, so 7 px at 1280x800
+    # gave 2 px labels)
     page.get_by_role("button", name="Fit").click()
     heights = label_heights(page, LIVE_SVG)
-    assert heights and min(heights) >= 6.5, min(heights or [0])
+    assert heights and min(heights) >= 9, min(heights or [0])
     # the inspector says what the box stands for and how to open it
     boxes.click()
     inspector = page.locator("[data-inspector]")

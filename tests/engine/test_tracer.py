@@ -1113,3 +1113,37 @@ def test_an_engine_change_of_exposed_memory_is_no_write() -> None:
     )
     trace = run(code)
     assert of_kind(trace, "write") == []
+
+
+@pytest.mark.parametrize(
+    "optimizer",
+    [
+        "torch.optim.SGD([w], lr=0.1)",
+        "torch.optim.SGD([w], lr=0.1, momentum=0.9)",
+        "torch.optim.Adam([w], lr=0.1)",
+        "torch.optim.RMSprop([w], lr=0.1)",
+        "torch.optim.Adagrad([w], lr=0.1)",
+    ],
+)
+def test_an_optimizer_step_says_it_read_the_grad(optimizer: str) -> None:
+    """optimizer.step() makes each parameter's new values from its .grad: the event names it,
+    so the picture draws w.grad flowing into the step that uses it."""
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        f"opt = {optimizer}\n(w * w).sum().backward()\nopt.step()\n"
+    )
+    trace = trace_snippet(code)
+    (step,) = [e for e in trace["events"] if e.get("name") == "optimizer.step"]
+    (grad,) = {e["grad_tensor"] for e in trace["events"] if e["kind"] == "accumulate"}
+    assert step["inputs"] == [step["tensor"], grad]
+
+
+def test_adamw_decay_alone_reads_no_grad() -> None:
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "opt = torch.optim.AdamW([w], lr=0.1, weight_decay=0.5)\n"
+        "(w * w).sum().backward()\nopt.step()\n"
+    )
+    decay, update = [e for e in trace_snippet(code)["events"] if e.get("name") == "optimizer.step"]
+    assert decay["inputs"] == [decay["tensor"]]
+    assert len(update["inputs"]) == 2
