@@ -81,6 +81,7 @@ def _render(trace: dict, wanted: frozenset[str]) -> dict:
             "height": drawing.height,
             "nodes": len(result.graph.elements),
             "ids": drawing.ids,
+            "node_boxes": drawing.boxes,  # id → x0, y0, x1, y1: where the layout put each node
             "frames": playback.frames(final, name, drawing.boxes, (drawing.width, drawing.height)),
             "notice": result.notice or _empty_notice(name, result.graph),
         }

@@ -106,4 +106,6 @@ def _utf16_length(text: str) -> int:
 
 
 def _without_svg(view: dict) -> dict:
-    return {key: value for key, value in view.items() if key != "svg"}
+    """The view's facts without its drawing (the page holds it once, as `drawings`) or the
+    node boxes only pictures on paper need."""
+    return {key: value for key, value in view.items() if key not in ("svg", "node_boxes")}

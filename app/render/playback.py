@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from app.render.layout import SVG, _extent, _translation
+from app.render.layout import SVG
 
 STYLE = """
 .hidden { visibility: hidden; }
@@ -159,25 +159,6 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
 MIN_LABEL_PT = 9.0  # no label smaller on paper
 
 
-def node_boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:
-    """Each node's box (x0, y0, x1, y1, viewBox units) around its shapes, as `layout.draw`
-    measured it (`Drawing.boxes`, which render() does not hand out): read back with the
-    layout's own measure and its graph's translation, so the two agree (tested)."""
-    ns = f"{{{SVG}}}"
-    root = ET.fromstring(svg)
-    graph = next(
-        (g for g in root.iter(f"{ns}g") if "graph" in (g.get("class") or "").split()), None
-    )
-    dx, dy = _translation(graph.get("transform", "")) if graph is not None else (0.0, 0.0)
-    boxes = {}
-    for group in root.iter(f"{ns}g"):
-        if group.get("id") and "node" in (group.get("class") or "").split():
-            box = _extent(group, ns)
-            if box is not None:
-                boxes[group.get("id")] = (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
-    return boxes
-
-
 def smallest_font(svg: str) -> float:
     """The smallest font size (viewBox units) of the drawing's texts, as the player reads it."""
     texts = ET.fromstring(svg).iter(f"{{{SVG}}}text")
@@ -243,7 +224,7 @@ def paper_windows(rendered: dict, view: str, paper: tuple[float, float]) -> list
     passes = meta.get("frames") or []
     font = smallest_font(meta["svg"])
     out = []
-    for step, spot in zip(steps, spots(steps, view, node_boxes(meta["svg"])), strict=True):
+    for step, spot in zip(steps, spots(steps, view, meta["node_boxes"]), strict=True):
         g = step["generation"]
         frame = (passes[g - 1] if 0 < g <= len(passes) else None) or whole
         out.append(paper_window(frame, spot, font, paper))

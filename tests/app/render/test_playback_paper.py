@@ -7,31 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.examples import BY_SLUG
-from app.render import playback, render
-from engine.tracer import trace_snippet
+from app.render import playback
 
 A4_PICTURE = (508.0, 226.0)  # the handout's (static/handout.js): A4's text width by 8 cm
-
-
-@pytest.mark.parametrize("slug", ["two-paths", "accumulation", "mlp-training"])
-def test_node_boxes_are_the_layouts_own(monkeypatch, slug):
-    """render() keeps the layout's boxes to itself: what node_boxes reads back from the SVG
-    must be what the layout measured as it drew."""
-    measured = {}
-    frames = playback.frames
-
-    def spy(steps, view, boxes, size, *rest):
-        measured[view] = boxes
-        return frames(steps, view, boxes, size, *rest)
-
-    monkeypatch.setattr(playback, "frames", spy)
-    rendered = render(trace_snippet(BY_SLUG[slug].code))
-    for view, boxes in measured.items():
-        read = playback.node_boxes(rendered["views"][view]["svg"])
-        assert read.keys() == boxes.keys()
-        for gid, box in boxes.items():
-            assert read[gid] == pytest.approx(box, abs=0.01), gid
 
 
 def test_a_legible_frame_is_shown_whole():
