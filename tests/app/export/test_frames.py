@@ -112,7 +112,7 @@ def test_each_pass_of_a_loop_is_framed_on_that_pass(loop):
 
 def _on_slide(frame_svg: str) -> tuple[list[float], float]:
     """The drawing's viewBox, and its smallest label's size in points on the frame (its font
-    size times the drawing's scale)."""
+    size times the drawing's scale); a step that shows nothing yet has no label: infinity."""
     drawing = ET.fromstring(frame_svg).find("svg:svg", NS)
     box = [float(v) for v in drawing.get("viewBox").split()]
     scale = float(drawing.get("width")) / box[2]
@@ -120,7 +120,7 @@ def _on_slide(frame_svg: str) -> tuple[list[float], float]:
     fonts = [
         float(t.get("font-size")) for t in drawing.iter(f"{{{SVG}}}text") if t.get("font-size")
     ]
-    return box, min(fonts) * scale
+    return box, min(fonts, default=float("inf")) * scale
 
 
 def test_the_slide_is_16_to_9():
@@ -136,6 +136,9 @@ def test_a_training_loops_frames_are_slides_with_labels_of_9_pt(mlp, view):
     for steps in (StepRange.of(total, 1, 25), StepRange.of(total, total - 24, total)):
         for frame in frames(mlp, view, steps):
             assert (frame.width, frame.height) == SLIDE
+            # only what the step shows is drawn (a loop's drawing holds every pass)
+            groups = ET.fromstring(frame.svg).iter(f"{{{SVG}}}g")
+            assert not [g for g in groups if "hidden" in (g.get("class") or "").split()]
             box, label = _on_slide(frame.svg)
             assert label >= MIN_LABEL_PT - 0.01, f"step {frame.index + 1}: {label:.2f} pt"
             passed = meta["frames"][mlp["steps"][frame.index]["generation"] - 1]
