@@ -210,9 +210,9 @@ function paperOf(drawing) {
 }
 
 // Each node's box [x0, y0, x1, y1] (viewBox units) around its outline, as the layout measured
-// it (app/render/playback.node_boxes). Measured on a copy laid out off the page, as the page's
-// own drawing may not be laid out while it prints; the copy has no ids, so the page's stay
-// unique.
+// it (render()'s `node_boxes`, which the page does not carry). Measured on a copy laid out off
+// the page, as the page's own drawing may not be laid out while it prints; the copy has no
+// ids, so the page's stay unique.
 function nodeBoxes(svg) {
   const copy = svg.cloneNode(true);
   const nodes = [...copy.querySelectorAll("g.node[id]")];
