@@ -12,7 +12,8 @@ and opens each one's page `/t/{id}` in Chromium, a fresh page each run:
   handout, layout, the PDF), timed from Python, and the number of pages it gave.
 
 Snippets: the biggest example (mlp-training: 404 steps, 20 passes, a 636 KB drawing) and a
-loop of 100 backward() calls (501 steps), both past the handout's cap of 300 steps. Machines
+loop of 100 backward() calls (501 steps, 100 passes): both print their first and last pass
+step by step and each pass between as one block (docs/render.md, "Printing a handout"). Machines
 here are shared and noisy: read the numbers as orders of magnitude.
 """
 
