@@ -68,7 +68,12 @@ def _box_facts(rendered: dict) -> dict[str, list[list]]:
         bid: [
             ["module", modules.title(about)],
             ["drawn as", f"one box for one call: {about['operations']:,} {_inside(bid)}"],
-            ["to see inside", f"Open {about['name'] or about['type']}, below the player"],
+            # (true wherever the player is: an embed or a standalone file has no such link)
+            [
+                "to see inside",
+                f"Open {about['name'] or about['type']}, a link under the player on the trace's "
+                "page",
+            ],
         ]
         for bid, about in rendered["boxes"].items()
     }
