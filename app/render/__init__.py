@@ -82,6 +82,7 @@ def _render(trace: dict, wanted: frozenset[str]) -> dict:
             "nodes": len(result.graph.elements),
             "ids": drawing.ids,
             "node_boxes": drawing.boxes,  # id → x0, y0, x1, y1: where the layout put each node
+            "smallest_font": drawing.smallest_font,
             "frames": playback.frames(final, name, drawing.boxes, (drawing.width, drawing.height)),
             "notice": result.notice or _empty_notice(name, result.graph),
         }

@@ -121,6 +121,7 @@ class Drawing:
     height: float
     boxes: dict[str, tuple[float, float, float, float]]  # node id → x0, y0, x1, y1 (viewBox)
     ids: list[str]  # the nodes and edges drawn, as their <g id> in the SVG, in its order
+    smallest_font: float = 0.0  # the smallest font size of its texts (viewBox units)
 
 
 def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
@@ -323,7 +324,9 @@ def _rewrite(
             root.set("width", f"{width:.0f}pt")
             root.set("viewBox", f"0.00 0.00 {width:.2f} {height:.2f}")
             boxes = {k: (b[0] + left, b[1], b[2] + left, b[3]) for k, b in boxes.items()}
-    return Drawing(ET.tostring(root, encoding="unicode"), width, height, boxes, drawn)
+    sizes = [float(t.get("font-size")) for t in root.iter(f"{ns}text") if t.get("font-size")]
+    svg = ET.tostring(root, encoding="unicode")
+    return Drawing(svg, width, height, boxes, drawn, min(sizes, default=0.0))
 
 
 def _translation(transform: str) -> tuple[float, float]:

@@ -29,7 +29,7 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
         "code": code,
         "ident": ident,
         # the raw drawings are not kept beside the page's: a cached page holds each view once
-        "rendered": {**rendered, "views": {n: _without_svg(v) for n, v in views.items()}},
+        "rendered": {**rendered, "views": {n: _page_facts(v) for n, v in views.items()}},
         "drawings": {name: still(rendered, name, last, standalone=False) for name in views},
         "player_data": {
             "steps": rendered["steps"],
@@ -110,7 +110,11 @@ def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def _without_svg(view: dict) -> dict:
+def _page_facts(view: dict) -> dict:
     """The view's facts without its drawing (the page holds it once, as `drawings`) or the
-    node boxes only pictures on paper need."""
-    return {key: value for key, value in view.items() if key not in ("svg", "node_boxes")}
+    node boxes and font size only pictures on paper need."""
+    return {
+        key: value
+        for key, value in view.items()
+        if key not in ("svg", "node_boxes", "smallest_font")
+    }

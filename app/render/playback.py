@@ -159,12 +159,6 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
 MIN_LABEL_PT = 9.0  # no label smaller on paper
 
 
-def smallest_font(svg: str) -> float:
-    """The smallest font size (viewBox units) of the drawing's texts, as the player reads it."""
-    texts = ET.fromstring(svg).iter(f"{{{SVG}}}text")
-    return min((float(t.get("font-size")) for t in texts if t.get("font-size")), default=0.0)
-
-
 def spots(steps: list[dict], view: str, boxes: dict[str, tuple]) -> list[list[float] | None]:
     """For each step, the box [x, y, width, height] around what it is about: its focused nodes,
     else the nodes it reveals, else the nodes its pass revealed last; None if none."""
@@ -217,12 +211,12 @@ def paper_window(
 
 def paper_windows(rendered: dict, view: str, paper: tuple[float, float]) -> list[list[float]]:
     """`paper_window` for every step of `view`: its pass's frame (or the whole drawing), what
-    the step is about, the drawing's smallest label."""
+    the step is about, the drawing's smallest label (as the layout drew them)."""
     meta = rendered["views"][view]
     steps = rendered["steps"]
     whole = [0.0, 0.0, meta["width"], meta["height"]]
     passes = meta.get("frames") or []
-    font = smallest_font(meta["svg"])
+    font = meta["smallest_font"]
     out = []
     for step, spot in zip(steps, spots(steps, view, meta["node_boxes"]), strict=True):
         g = step["generation"]
