@@ -7,25 +7,19 @@
 // Each picture is a copy of the live drawing, painted with the player's own fold and painter
 // (static/fold.js, static/paint.js), so paper shows exactly what the player would. Its ids are
 // removed: the page's must stay unique. Paper cannot be zoomed, so a picture shows the step's
-// pass only if its labels print at MIN_LABEL_PT or more, and else a window on what the step is
-// about (paperWindow). A run of many passes prints its first and its last step by step, and
-// each pass between as one block.
+// pass only if its labels print at 9 pt or more, and else a window at 9 pt on what the step is
+// about: the server works those windows out by the exports' rule (app/render/page.py,
+// `handout_windows`) and the page carries them. A run of many passes prints its first and its
+// last step by step, and each pass between as one block.
 
 import { foldView } from "./fold.js";
 import { withCode } from "./inline-code.js";
-import { elementsOf, graphShift, paintElements } from "./paint.js";
+import { elementsOf, paintElements } from "./paint.js";
 
 // A handout of a long pass stops here: a few hundred pictures is what a page can build as it
 // prints without a visible wait (docs/render.md, "Printing a handout").
 export const HANDOUT_CAP = 300;
-// No label on paper is smaller, in points (app/render/playback.py's MIN_LABEL_PT)
-export const MIN_LABEL_PT = 9;
-// A picture's room on an A4 page, in points: the text width (21 cm less player.css's 1.5 cm
-// margins) by 8 cm (player.css, "printing: a handout"), 510.2 by 226.8, less a little for
-// Chromium's print, which lays it out a fraction of a pixel smaller. Letter is wider.
-export const HANDOUT_PAPER = [508, 226];
 const ELEMENTS = "g.node[id], g.edge[id]"; // the drawing's parts a step changes
-const SHAPES = "ellipse, polygon, path, polyline"; // a node's outline, which its box is around
 const CODE_LINES = 4; // of a step's span; a longer statement is cut with "⋮"
 
 const built = new WeakMap(); // player → {key, section}: built once, reused by every print
@@ -72,7 +66,7 @@ export function buildHandout(player) {
     note.textContent = text;
     section.append(note);
   }
-  const paper = paperOf(player.drawings[view]);
+  const paper = paperOf(player.drawings[view]?.svg);
   for (const block of plan.blocks) {
     if (block.pass) section.append(passBlock(player, view, block, paper));
     else section.append(stepBlock(player, view, block.step, paper));
@@ -190,10 +184,9 @@ function summaryOf(steps, pass, from, to) {
 }
 
 // The live drawing made ready for paper, once: a shell (the SVG without its nodes and edges,
-// no keyboard stops, one image to assistive technology), the nodes and edges in drawing order
-// (Graphviz puts them all in its one graph group), each node's box and the smallest label.
-function paperOf(drawing) {
-  const svg = drawing?.svg;
+// no keyboard stops, one image to assistive technology) and the nodes and edges in drawing
+// order. Graphviz puts them all in its one graph group.
+function paperOf(svg) {
   if (!svg) return null;
   const shell = svg.cloneNode(true);
   for (const el of shell.querySelectorAll(ELEMENTS)) el.remove();
@@ -201,78 +194,7 @@ function paperOf(drawing) {
     for (const name of ["id", "tabindex", "role"]) el.removeAttribute(name);
   }
   shell.setAttribute("role", "img");
-  return {
-    shell,
-    elements: [...svg.querySelectorAll(ELEMENTS)],
-    boxes: nodeBoxes(svg),
-    font: drawing.smallestFont,
-  };
-}
-
-// Each node's box [x0, y0, x1, y1] (viewBox units) around its outline, as the layout measured
-// it (render()'s `node_boxes`, which the page does not carry). Measured on a copy laid out off
-// the page, as the page's own drawing may not be laid out while it prints; the copy has no
-// ids, so the page's stay unique.
-function nodeBoxes(svg) {
-  const copy = svg.cloneNode(true);
-  const nodes = [...copy.querySelectorAll("g.node[id]")];
-  const ids = nodes.map((node) => node.id);
-  for (const el of copy.querySelectorAll("[id]")) el.removeAttribute("id");
-  copy.style.cssText = "position: absolute; left: -100000px; top: 0; visibility: hidden";
-  document.body.append(copy);
-  const [dx, dy] = graphShift(copy);
-  const boxes = new Map();
-  nodes.forEach((node, i) => {
-    const outline = [...node.children].filter((el) => el.matches(SHAPES));
-    if (!outline.length) return;
-    const rects = outline.map((el) => el.getBBox());
-    const x0 = Math.min(...rects.map((r) => r.x));
-    const y0 = Math.min(...rects.map((r) => r.y));
-    const x1 = Math.max(...rects.map((r) => r.x + r.width));
-    const y1 = Math.max(...rects.map((r) => r.y + r.height));
-    boxes.set(ids[i], [x0 + dx, y0 + dy, x1 + dx, y1 + dy]);
-  });
-  copy.remove();
-  return boxes;
-}
-
-// The box [x, y, width, height] around what step k is about (app/render/playback.spots): its
-// focused nodes, else the nodes it reveals, else the nodes its pass revealed last; or null.
-function spotAt(steps, view, k, boxes) {
-  const nodes = (ids) => (ids || []).filter((id) => boxes.has(id));
-  let ids = nodes(steps[k][view]?.focus);
-  for (let i = k; !ids.length && i >= 0 && steps[i].generation === steps[k].generation; i--) {
-    ids = nodes(steps[i][view]?.reveal);
-  }
-  if (!ids.length) return null;
-  const shown = ids.map((id) => boxes.get(id));
-  const x0 = Math.min(...shown.map((b) => b[0]));
-  const y0 = Math.min(...shown.map((b) => b[1]));
-  const x1 = Math.max(...shown.map((b) => b[2]));
-  const y1 = Math.max(...shown.map((b) => b[3]));
-  return [x0, y0, x1 - x0, y1 - y0];
-}
-
-// What a picture `paper` points large [width, height] shows of the drawing: `frame`, the step's
-// pass, if its smallest label (`font`) prints at MIN_LABEL_PT or more fitted whole; else a
-// window of the paper's shape at that zoom, centred on `spot` (else the frame's middle), moved
-// back inside the frame along each side it fits in. The exports' rule
-// (app/render/playback.paper_window): tests/browser/test_print.py holds the two together.
-export function paperWindow(frame, spot, font, paper) {
-  const [x, y, width, height] = frame;
-  const fit = Math.min(paper[0] / width, paper[1] / height);
-  if (!(font > 0) || fit * font >= MIN_LABEL_PT) return [...frame];
-  const scale = MIN_LABEL_PT / font;
-  const [w, h] = [paper[0] / scale, paper[1] / scale];
-  const [cx, cy] = spot
-    ? [spot[0] + spot[2] / 2, spot[1] + spot[3] / 2]
-    : [x + width / 2, y + height / 2];
-  const along = (centre, size, start, extent) =>
-    size >= extent // wider than the frame: the frame in its middle
-      ? start + (extent - size) / 2
-      : Math.min(Math.max(centre - size / 2, start), start + extent - size);
-  const window = [along(cx, w, x, width), along(cy, h, y, height), w, h];
-  return window.map((v) => Math.round(v * 100) / 100);
+  return { shell, elements: [...svg.querySelectorAll(ELEMENTS)] };
 }
 
 // The view at step k, framed for paper; nothing when the view shows nothing yet. Only the
@@ -292,9 +214,8 @@ function pictureAt(player, view, k, paper) {
     for (const name of ["id", "tabindex", "role"]) el.removeAttribute(name);
   }
   paintElements(elements, state, player.steps[k].phase, {});
-  const frame = player.frameOf(view, player.pass(k));
-  const spot = spotAt(player.steps, view, k, paper.boxes);
-  svg.setAttribute("viewBox", paperWindow(frame, spot, paper.font, HANDOUT_PAPER).join(" "));
+  const framed = player.data.views[view]?.paper?.[k] ?? player.frameOf(view, player.pass(k));
+  svg.setAttribute("viewBox", framed.join(" "));
   svg.setAttribute("aria-label", `The ${view} graph at step ${k + 1}`);
   return svg;
 }

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from app.render import modules, render
 from app.render.inspector import facts
-from app.render.playback import still
+from app.render.playback import HANDOUT_PAPER, paper_windows, still
 
 
 def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
@@ -34,7 +34,10 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
         "player_data": {
             "steps": rendered["steps"],
             "views": {
-                name: {key: view[key] for key in ("nodes", "frames", "notice", "width", "height")}
+                name: {
+                    **{key: view[key] for key in ("nodes", "frames", "notice", "width", "height")},
+                    "paper": handout_windows(rendered, name),
+                }
                 for name, view in views.items()
             },
             "inspect": {**facts(trace, drawn, rendered["steps"]), **_box_facts(rendered)},
@@ -60,6 +63,20 @@ def module_links(shown: dict[str, dict], expand: list[str]) -> list[dict]:
             text, about = f"Open {name}", f"draw what each call of {name} ({module['type']}) did"
         links.append({"text": text, "about": about, "expand": ",".join(sorted(keep))})
     return links
+
+
+def handout_windows(rendered: dict, view: str) -> dict[int, list[float]]:
+    """What the printed handout pictures of each step where that is not its pass's frame (a
+    window at 9 pt on what the step is about; static/handout.js): `playback.paper_window`,
+    the exports' rule, for a picture's room on A4."""
+    frames = rendered["views"][view]["frames"]
+    windows = paper_windows(rendered, view, HANDOUT_PAPER)
+    return {
+        k: window
+        for k, (step, window) in enumerate(zip(rendered["steps"], windows, strict=True))
+        if not 0 < step["generation"] <= len(frames)
+        or window != list(frames[step["generation"] - 1] or ())
+    }
 
 
 def _box_facts(rendered: dict) -> dict[str, list[list]]:

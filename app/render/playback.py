@@ -153,10 +153,14 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
 # A printed page or a slide cannot be zoomed. A long loop's pass is thousands of points across,
 # and fitting it whole drew its labels at 1 pt; so a picture shows the step's whole pass when
 # that is legible at the paper's size, and else a window of the paper's shape, as close as
-# MIN_LABEL_PT allows, on what the step is about. static/handout.js's paperWindow is the same
-# rule for the printed handout; tests/browser/test_print.py holds the two to the same windows.
+# MIN_LABEL_PT allows, on what the step is about. The exports frame their slides with it, and
+# the page carries the printed handout's windows (page.py), which static/handout.js reads.
 
 MIN_LABEL_PT = 9.0  # no label smaller on paper
+# A printed handout picture's room on an A4 page, in points: the text width (21 cm less
+# player.css's 1.5 cm margins) by 8 cm (player.css, "printing: a handout"), 510.2 by 226.8,
+# less a little for Chromium's print, which lays it out a fraction of a pixel smaller.
+HANDOUT_PAPER = (508.0, 226.0)
 
 
 def spots(steps: list[dict], view: str, boxes: dict[str, tuple]) -> list[list[float] | None]:

@@ -22,7 +22,7 @@ from pypdf import PdfReader
 from app.examples import BY_SLUG, DEFAULT
 from app.lessons.library import Library
 from app.render import render
-from app.render.playback import MIN_LABEL_PT, paper_window, paper_windows, state_at
+from app.render.playback import HANDOUT_PAPER, MIN_LABEL_PT, paper_windows, state_at
 from tests.browser.test_player_page import open_trace, started
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,11 +100,6 @@ def open_stored(page, server_url, code) -> dict:
     page.goto(f"{server_url}/t/{reply.json()['id']}")
     started(page)
     return reply.json()["trace"]
-
-
-def handout_paper(page) -> list[float]:
-    """The picture's room on paper that static/handout.js frames for, in points."""
-    return page.evaluate("async () => (await import('/static/handout.js')).HANDOUT_PAPER")
 
 
 def step_of(heading: str) -> int:
@@ -188,7 +183,7 @@ def test_each_picture_is_the_fold_at_its_step(page, server_url, view):
     data = player_data(page)
     steps = data["steps"]
     assert data["generations"] == 3
-    windows = paper_windows(render(trace), view, tuple(handout_paper(page)))
+    windows = paper_windows(render(trace), view, HANDOUT_PAPER)
     meta = data["views"][view]
     framed = [meta["frames"][s["generation"] - 1] for s in steps]
     if view == "tensors":  # its passes are too tall for 9 pt in 8 cm: some steps are windows
@@ -217,34 +212,6 @@ def test_each_picture_is_the_fold_at_its_step(page, server_url, view):
             if id_ in picture["values"]:
                 assert picture["values"][id_] == text, f"step {k + 1}, {id_}'s value"
         assert picture["viewBox"] == pytest.approx(windows[k], abs=0.02), f"step {k + 1}"
-
-
-def test_the_handouts_framing_rule_is_the_exports(page, server_url):
-    """static/handout.js's paperWindow and app/render/playback.paper_window, on the same cases:
-    legible whole, a window at 9 pt on a spot, at an edge, on nothing, wider than its frame."""
-    open_trace(page, server_url, BY_SLUG["two-paths"].code)
-    started(page)
-    paper = handout_paper(page)
-    cases = [
-        ([0, 0, 300, 200], [10, 10, 20, 20], 10),
-        ([0, 0, 4000, 3000], [1990, 1490, 20, 20], 10),
-        ([100, 50, 4000, 200], [90, 60, 10, 10], 10),
-        ([100, 50, 4000, 3000], [4095, 3045, 10, 10], 11),
-        ([0, 0, 4000, 3000], None, 10),
-        ([20, 0, 300, 3000], [30, 2990, 10, 10], 10),
-        ([0, 0, 4000, 3000], [10, 10, 10, 10], 0),
-    ]
-    handout = page.evaluate(
-        """async ([cases, paper]) => {
-          const { paperWindow, MIN_LABEL_PT } = await import('/static/handout.js');
-          return [MIN_LABEL_PT, cases.map(([frame, spot, font]) =>
-            paperWindow(frame, spot, font, paper))];
-        }""",
-        [cases, paper],
-    )
-    assert handout[0] == MIN_LABEL_PT
-    for case, window in zip(cases, handout[1], strict=True):
-        assert window == pytest.approx(paper_window(*case, tuple(paper)), abs=0.01), case
 
 
 def test_a_training_loop_prints_its_first_and_last_pass_step_by_step_at_9_pt(page, server_url):
@@ -295,7 +262,7 @@ def test_a_training_loop_prints_its_first_and_last_pass_step_by_step_at_9_pt(pag
     assert round(min(size for _, size in sizes), 2) >= MIN_LABEL_PT  # nothing else either
     # each picture framed by the exports' rule for the handout's paper
     view = page.evaluate("document.querySelector('grad-player').view")
-    windows = paper_windows(render(trace), view, tuple(handout_paper(page)))
+    windows = paper_windows(render(trace), view, HANDOUT_PAPER)
     for block in blocks:
         k = step_of(block["heading"])
         assert block["picture"]["viewBox"] == pytest.approx(windows[k], abs=0.02), f"step {k + 1}"

@@ -1,7 +1,7 @@
 """A step on paper (app/render/playback.py): the pass whole when its labels are legible at the
 paper's size, else a window of the paper's shape at 9 pt on what the step is about, inside the
-pass. The exports frame with it, and the printed handout with static/handout.js's copy of it
-(tests/browser/test_print.py holds the two together)."""
+pass. The exports frame their slides with it, and the page carries the printed handout's
+windows by it (app/render/page.py, `handout_windows`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from app.render import playback
 
-A4_PICTURE = (508.0, 226.0)  # the handout's (static/handout.js): A4's text width by 8 cm
+A4_PICTURE = playback.HANDOUT_PAPER  # the handout's: A4's text width by 8 cm
 
 
 def test_a_legible_frame_is_shown_whole():
