@@ -7,6 +7,10 @@ left and the first entry that is not itself a trusted proxy is the client. uvico
 ProxyHeadersMiddleware does the same, but trusts 127.0.0.1 by default; with `proxy_headers`
 off in `gradtrace serve`, this module is the only one that reads these headers, and only for
 the proxies in Settings.trusted_proxies (none unless configured).
+
+Every per-address limit (queues, quotas, connections, the store's shares) is keyed by
+`limit_key`: an IPv4 address as it is, an IPv6 address by its /64, because one IPv6 client is
+routinely handed a whole /64 and could otherwise take a fresh quota from each of 2^64 addresses.
 """
 
 from __future__ import annotations
@@ -36,6 +40,15 @@ def client_address(
             return address
     # every entry was a trusted proxy (or none was usable): the nearest of them is the client
     return peer
+
+
+def limit_key(address: str) -> str:
+    """What a per-address limit counts by: the address itself, or an IPv6 address's /64
+    (2001:db8:1:1::/64 for 2001:db8:1:1::2). Anything else (a test client's name) as it is."""
+    parsed = _parsed(address)
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return address if parsed is None else str(parsed)
 
 
 def client_scheme(

@@ -22,7 +22,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 import engine
 from app import execution, sessions, templating
 from app.body_limit import BodyLimit
-from app.client_address import client_address, client_scheme
+from app.client_address import client_address, client_scheme, limit_key
 from app.config import MIB, ROOT, Settings
 from app.head import HeadAsGet
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
@@ -128,7 +128,8 @@ def create_app(
         # runs are queued fairly per session, and capped per address (app/sandbox/admission.py)
         peer = request.client.host if request.client else None
         forwarded_for = request.headers.getlist("x-forwarded-for")
-        address = client_address(peer, forwarded_for, settings.trusted_proxies)
+        # every per-address limit counts an IPv6 client by its /64
+        address = limit_key(client_address(peer, forwarded_for, settings.trusted_proxies))
         proto = request.headers.get("x-forwarded-proto")
         scheme = client_scheme(peer, proto, request.url.scheme, settings.trusted_proxies)
         known = app.state.sessions.session_of(request.cookies.get(sessions.COOKIE))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.client_address import client_address, client_scheme
+from app.client_address import client_address, client_scheme, limit_key
 from app.config import Networks
 
 LOCAL_PROXY = Networks("127.0.0.1")
@@ -70,3 +70,18 @@ def test_the_scheme_is_believed_from_a_trusted_proxy_only():
     assert client_scheme("198.51.100.7", "https", "http", LOCAL_PROXY) == "http"
     assert client_scheme("127.0.0.1", "gopher", "http", LOCAL_PROXY) == "http"
     assert client_scheme("127.0.0.1", None, "http", LOCAL_PROXY) == "http"
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [
+        ("203.0.113.9", "203.0.113.9"),
+        ("2001:db8:1:1::1", "2001:db8:1:1::/64"),
+        ("2001:db8:1:1:ffff:ffff:ffff:ffff", "2001:db8:1:1::/64"),
+        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+        ("testclient", "testclient"),
+    ],
+)
+def test_limits_count_an_ipv6_client_by_its_64(address, key):
+    assert limit_key(address) == key

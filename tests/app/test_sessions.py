@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import execution
-from app.config import Settings
+from app.config import Networks, Settings
 from app.main import create_app
 from app.sessions import COOKIE, Sessions
 from engine.tracer import trace_snippet
@@ -113,3 +113,26 @@ def test_an_address_past_its_quota_is_refused_whatever_its_sessions(tmp_path, se
         assert _client(app).post("/api/traces", json={"code": f"print({n})"}).status_code == 200
     refused = _client(app).post("/api/traces", json={"code": "print(4)"})
     assert refused.status_code == 429 and "your address" in refused.json()["detail"].lower()
+
+
+def test_an_ipv6_client_is_one_address_for_its_whole_64(tmp_path, seen):
+    settings = Settings(
+        db_path=tmp_path / "traces.db",
+        session_secret="s",
+        address_quota_traces=2,
+        trusted_proxies=Networks("127.0.0.1"),
+    )
+    app = create_app(settings)
+
+    def post_from(address: str, n: int):
+        proxy = TestClient(app, base_url="http://localhost", client=("127.0.0.1", 40000))
+        headers = {"X-Forwarded-For": address}
+        return proxy.post("/api/traces", json={"code": f"print({n})"}, headers=headers)
+
+    assert post_from("2001:db8:1:1::1", 0).status_code == 200
+    assert post_from("2001:db8:1:1::1", 1).status_code == 200
+    assert post_from("2001:db8:1:1::1", 2).status_code == 429
+    # the next address of the same /64 is the same client; the next /64 is another
+    assert post_from("2001:db8:1:1::2", 3).status_code == 429
+    assert post_from("2001:db8:1:2::1", 4).status_code == 200
+    assert {requester.address for requester in seen} == {"2001:db8:1:1::/64", "2001:db8:1:2::/64"}
