@@ -189,3 +189,10 @@ print(loss.item())
 
 BY_SLUG = {example.slug: example for example in EXAMPLES}
 DEFAULT = EXAMPLES[0]
+_CODES = frozenset(example.code for example in EXAMPLES)
+
+
+def is_example(code: str) -> bool:
+    """Whether `code` is one of the examples, run as it is or as a browser sends a textarea
+    (lines ending in CRLF): the site's own snippet, whose trace is pinned (app/service.py)."""
+    return code.replace("\r\n", "\n") in _CODES

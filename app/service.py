@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import engine
-from app import execution
+from app import examples, execution
 from app.config import MIB, Settings
 from app.export.options import ExportRequest
 from app.page_cache import PageCache
@@ -70,20 +70,25 @@ class Traces:
         """The trace of `code`: the stored one if there is one (the same code is never run
         twice), else a new run, stored unless its ending was the server's fault.
 
-        Raises OverQuota before running when the requester has stored too much lately (not
-        for the site's own snippets, `site`: a lesson's first visitor is not charged for it),
-        and SandboxBusy when the sandbox has no room."""
+        The site's own snippets (a lesson's, `site`, and the examples') are pinned: never
+        evicted. They belong to nobody, so a lesson's first visitor is not charged for one.
+        Raises OverQuota before running when the requester has stored too much lately, and
+        SandboxBusy when the sandbox has no room."""
+        site = site or examples.is_example(code)
         ident = trace_id(code)
         stored = await asyncio.to_thread(self.store.get, ident)
         if stored is not None:
+            if site:  # stored by someone before the site showed it
+                await asyncio.to_thread(self.store.pin, ident)
             return ident, stored
-        owner = self.store.owner(requester.session, requester.address)
+        owner = None
         if not site:
+            owner = self.store.owner(requester.session, requester.address)
             await asyncio.to_thread(self._check_quota, owner)
         trace = await execution.run_snippet_async(code, requester)
         if trace["outcome"]["status"] in TRANSIENT:
             return ident, trace
-        return await asyncio.to_thread(self.store.put, code, trace, owner=owner)
+        return await asyncio.to_thread(self.store.put, code, trace, owner=owner, pinned=site)
 
     def _check_quota(self, owner: Owner) -> None:
         session, address = self.store.usage(owner, time.time() - self.window)

@@ -142,11 +142,20 @@ class Store:
             if inserted:
                 self._total += len(blob)
             elif pinned:
-                db.execute("UPDATE traces SET pinned = 1 WHERE id = ?", (ident,))
+                self.pin(ident)
             now = time.time()
             if self._total > self.limits.max_total_bytes or now >= self._next_sweep:
                 self._evict_locked(now)
         return ident, trace
+
+    def pin(self, ident: str) -> None:
+        """Make a stored trace the site's own (a lesson's, an example's): never evicted, and
+        nobody's, so it counts against no one's quota or share."""
+        self._connection().execute(
+            "UPDATE traces SET pinned = 1, session = NULL, address = NULL"
+            " WHERE id = ? AND pinned = 0",
+            (ident,),
+        )
 
     def _fit(self, trace: dict) -> tuple[bytes, dict]:
         """The compressed trace, cut to whole events if it is larger than a trace may be."""

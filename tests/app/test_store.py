@@ -10,6 +10,11 @@ import sys
 import textwrap
 import zlib
 
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.examples import DEFAULT
+from app.main import create_app
 from app.store import SCHEMA_VERSION, Store, StoreLimits, trace_id
 from engine.tracer import trace_snippet
 
@@ -173,3 +178,30 @@ def test_a_version_1_database_is_migrated_with_nothing_lost(tmp_path):
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     (blob,) = db.execute("SELECT trace FROM traces").fetchone()
     assert json.loads(zlib.decompress(blob)) == {"stdout": "1"}
+
+
+def _flood(store: Store, traces: int) -> None:
+    for n in range(traces):
+        ident, _ = store.put(f"flood {n}", _incompressible_trace(200))
+        store.viewed(ident)
+
+
+def test_a_lessons_trace_outlives_a_flood_of_the_store(tmp_path):
+    db = tmp_path / "traces.db"
+    app = create_app(Settings(db_path=db, session_secret="s", max_store_mib=1))
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
+        client.get("/lessons/define-by-run")  # its trace is stored before the page is drawn
+        ((lesson,),) = sqlite3.connect(db).execute("SELECT id FROM traces").fetchall()
+        _flood(app.state.store, 12)  # about 1.5 MiB
+        assert app.state.store.total_bytes() <= 1024 * 1024
+        assert app.state.store.has(lesson)
+
+
+def test_an_examples_trace_is_pinned_however_its_lines_end(tmp_path):
+    db = tmp_path / "traces.db"
+    app = create_app(Settings(db_path=db, session_secret="s"))
+    with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
+        code = DEFAULT.code.replace("\n", "\r\n")  # as a browser sends a textarea
+        client.post("/run", data={"code": code})
+    rows = sqlite3.connect(db).execute("SELECT pinned, session, address FROM traces").fetchall()
+    assert rows == [(1, None, None)]  # the site's: nobody's quota, never evicted
