@@ -10,6 +10,10 @@ middleware; uvicorn has none either (its h11_max_incomplete_event_size bounds he
 A body that stops arriving would hold its request (and a connection slot) for ever: the header
 timeout (app/http_server.py) ends once the headers are in. So while a body is incomplete, each
 next piece must come within `idle_seconds`, or the answer is 408 and the connection is closed.
+A body that trickles (a byte every idle_seconds - 1) would keep to that pace for days, so the
+whole body must also be in within `deadline_seconds` of the app first asking for it, or the
+answer is the same 408. The largest body allowed is about 240 KB, two seconds at 1 Mbit/s, so an
+honest client is far inside the deadline; only one that means to hold the connection meets it.
 """
 
 from __future__ import annotations
@@ -26,10 +30,17 @@ class BodyRefused(Exception):
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int, idle_seconds: float = 30.0) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        idle_seconds: float = 30.0,
+        deadline_seconds: float = 20.0,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.idle_seconds = idle_seconds
+        self.deadline_seconds = deadline_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -45,15 +56,23 @@ class BodyLimit:
         refusal: Response | None = None  # set once the body is refused: the answer instead
         complete = False
         response_started = False
+        clock = asyncio.get_running_loop().time
+        deadline: float | None = None  # set when the app first asks for the body
 
         async def counting_receive() -> Message:
-            nonlocal received, refusal, complete
+            nonlocal received, refusal, complete, deadline
             if complete:  # later receives wait for a disconnect: no pace to keep
                 return await receive()
+            if deadline is None:
+                deadline = clock() + self.deadline_seconds
+            left = deadline - clock()
+            if left <= 0:  # even if a piece is waiting: its pace is what is refused
+                refusal = self._too_slow()
+                raise BodyRefused
             try:
-                message = await asyncio.wait_for(receive(), self.idle_seconds)
+                message = await asyncio.wait_for(receive(), min(self.idle_seconds, left))
             except TimeoutError:
-                refusal = self._stalled()
+                refusal = self._too_slow() if left < self.idle_seconds else self._stalled()
                 raise BodyRefused from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
@@ -83,6 +102,13 @@ class BodyLimit:
     def _stalled(self) -> Response:
         sentence = (
             f"The request body stopped arriving: nothing came for {self.idle_seconds:g} seconds."
+        )
+        return PlainTextResponse(sentence, status_code=408, headers={"Connection": "close"})
+
+    def _too_slow(self) -> Response:
+        sentence = (
+            "The request body took too long to arrive:"
+            f" more than {self.deadline_seconds:g} seconds in total."
         )
         return PlainTextResponse(sentence, status_code=408, headers={"Connection": "close"})
 

@@ -73,10 +73,14 @@ class Settings:
     # `gradtrace serve` (app/http_server.py): connections past the cap are closed on arrival;
     # each has header_timeout_seconds to send a request's headers
     max_connections: int = 500
+    # so that no one address takes the whole cap; trusted proxies are not counted
+    max_connections_per_address: int = 50
     header_timeout_seconds: float = 10.0
     keep_alive_timeout_seconds: int = 5
     # once the headers are in, each next piece of an unfinished body must come within this
     body_idle_seconds: float = 30.0
+    # and the whole body within this, counted from when the app first asks for it
+    body_deadline_seconds: float = 20.0
 
     @property
     def max_body_bytes(self) -> int:

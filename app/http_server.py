@@ -8,17 +8,25 @@ idle sockets too. So its h11 protocol is extended: a connection past `max_connec
 answered 503 and closed as it arrives, and one that has not sent complete headers within
 `header_timeout_seconds` of opening (or of its previous answer) is closed. h11 handles one
 request per connection at a time, so the cap on connections caps concurrent requests as well.
+
+Timeouts alone leave the cap for one client to take: it opens a new connection for each one a
+timeout ends (app/body_limit.py ends a trickling body), and with all 500 it shuts everyone else
+out. So each address (an IPv6 client by its /64, as for every per-address limit) may hold at
+most `max_connections_per_address` of them; past that its next connection gets the same 503.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
+from collections.abc import Sequence
 
 import h11
 import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from app.client_address import Network, _is_trusted, limit_key
 from app.config import Settings
 from app.security import SECURITY_HEADERS
 
@@ -56,20 +64,36 @@ def server_config(app: ASGIApp, settings: Settings, *, host: str, port: int) -> 
 class GuardedH11Protocol(H11Protocol):
     header_timeout_seconds: float = Settings.header_timeout_seconds
     max_connections: int = Settings.max_connections
+    max_connections_per_address: int = Settings.max_connections_per_address
+    trusted_proxies: Sequence[Network] = Settings.trusted_proxies
+    # open connections by limit_key: on the class, because uvicorn makes one instance each
+    open_by_address: Counter[str] = Counter()
 
     @classmethod
     def with_limits(cls, settings: Settings) -> type[GuardedH11Protocol]:
-        """The protocol class with these settings' limits (uvicorn makes one per connection)."""
+        """The protocol class with these settings' limits (uvicorn makes one per connection),
+        and counts of its own."""
         limits = {
             "header_timeout_seconds": settings.header_timeout_seconds,
             "max_connections": settings.max_connections,
+            "max_connections_per_address": settings.max_connections_per_address,
+            "trusted_proxies": settings.trusted_proxies,
+            "open_by_address": Counter(),
         }
         return type(cls.__name__, (cls,), limits)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._headers_due: asyncio.TimerHandle | None = None
+        self._counted_as: str | None = None
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
+        # counted even when refused below: connection_lost takes it off again
+        peer = self.client[0] if self.client else None
+        # a trusted proxy carries every client's connections: it must cap them per client
+        # itself (nginx's limit_conn), since their addresses are not known until the headers
+        if peer is not None and not _is_trusted(peer, self.trusted_proxies):
+            self._counted_as = limit_key(peer)
+            self.open_by_address[self._counted_as] += 1
+        if len(self.connections) > self.max_connections or self._over_address_cap():
             transport.write(_TOO_MANY_CONNECTIONS)
             transport.close()
             return
@@ -88,7 +112,17 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        if self._counted_as is not None:
+            self.open_by_address[self._counted_as] -= 1
+            if self.open_by_address[self._counted_as] <= 0:
+                del self.open_by_address[self._counted_as]  # or every address ever seen stays
+            self._counted_as = None  # once per connection, whatever calls this again
         super().connection_lost(exc)
+
+    def _over_address_cap(self) -> bool:
+        if self._counted_as is None:
+            return False
+        return self.open_by_address[self._counted_as] > self.max_connections_per_address
 
     def _expect_headers(self) -> None:
         self._cancel_header_timer()

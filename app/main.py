@@ -107,7 +107,10 @@ def create_app(
     app.state.export_version = app.state.page_version + "\0" + fingerprint(static_files)
     # added innermost first: each add_middleware wraps what is there
     app.add_middleware(
-        BodyLimit, max_bytes=settings.max_body_bytes, idle_seconds=settings.body_idle_seconds
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        idle_seconds=settings.body_idle_seconds,
+        deadline_seconds=settings.body_deadline_seconds,
     )
     app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)
     # answers over 1 KB compressed (level 6: nearly 9's size in a fraction of its time);

@@ -1,5 +1,6 @@
 """HTTP hygiene: Host and Origin checks, the same headers on every answer, a body cap enforced
-while the body arrives, and a server that times out slow headers and caps its connections.
+while the body arrives, and a server that times out slow headers and bodies and caps its
+connections, in all and for each address.
 
 The first tests go through FastAPI's TestClient. The rest run a real server on a free loopback
 port, started through app.http_server.server_config exactly as `gradtrace serve` starts it, with
@@ -8,7 +9,10 @@ small limits so that they run in seconds.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import select
 import socket
 import sys
 import time
@@ -18,6 +22,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi.testclient import TestClient
+from uvicorn.server import ServerState
 
 from app import cli
 from app.config import Names, Networks, Settings
@@ -195,6 +200,7 @@ MAX_CONNECTIONS = 6
 BODY_IDLE = HEADER_TIMEOUT + 3  # a pause in a body longer than the header timeout is fine
 SERVER = """
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import uvicorn
@@ -204,7 +210,9 @@ from app.http_server import server_config
 from app.main import create_app
 
 port, db, header_timeout, max_connections, body_idle = sys.argv[1:]
-settings = Settings(
+# any other setting from the environment the fixture passes
+settings = replace(
+    Settings.from_environment(),
     db_path=Path(db),
     header_timeout_seconds=float(header_timeout),
     max_connections=int(max_connections),
@@ -216,15 +224,43 @@ uvicorn.Server(config).run()
 """
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextlib.contextmanager
+def _real_server(tmp_path_factory, limits: tuple, **environment: str):
+    """The SERVER script on a free port: header timeout, connection cap and body idle limit as
+    arguments, any other setting as GRADTRACE_ variables (none from our own environment)."""
     port = free_port()
     db = tmp_path_factory.mktemp("db") / "traces.db"
-    arguments = [str(port), str(db), str(HEADER_TIMEOUT), str(MAX_CONNECTIONS), str(BODY_IDLE)]
-    command = [sys.executable, "-c", SERVER, *arguments]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-c", SERVER, str(port), str(db), *map(str, limits)]
+    env = {name: value for name, value in os.environ.items() if not name.startswith("GRADTRACE_")}
+    env.update(environment, PYTHONPATH=str(ROOT))
     with serving(command, port, cwd=ROOT, env=env) as (process, url):
         process.url, process.port = url, port
+        yield process
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with _real_server(tmp_path_factory, (HEADER_TIMEOUT, MAX_CONNECTIONS, BODY_IDLE)) as process:
+        yield process
+
+
+# A second server, for the limits that stop a client who keeps to every pace limit of the
+# first: a share of the connections for each address, and a deadline for the whole body. Its
+# header timeout is long enough that connections held by a test stay open while it runs.
+PER_ADDRESS = 5
+BODY_DEADLINE = 3.0
+STRICT_BODY_IDLE = 2.0  # a byte a second keeps well inside it
+
+
+@pytest.fixture(scope="module")
+def strict_server(tmp_path_factory):
+    limits = (HEADER_TIMEOUT + 10, 10 * PER_ADDRESS, STRICT_BODY_IDLE)
+    with _real_server(
+        tmp_path_factory,
+        limits,
+        GRADTRACE_MAX_CONNECTIONS_PER_ADDRESS=str(PER_ADDRESS),
+        GRADTRACE_BODY_DEADLINE_SECONDS=str(BODY_DEADLINE),
+    ) as process:
         yield process
 
 
@@ -234,8 +270,11 @@ def _rss_bytes(pid: int) -> int:
     return int(line.split()[1]) * 1024
 
 
-def _connect(server) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", server.port), timeout=HEADER_TIMEOUT + 10)
+def _connect(server, source: str = "127.0.0.1") -> socket.socket:
+    """A connection to the server from `source`: on Linux all of 127.0.0.0/8 is this host."""
+    return socket.create_connection(
+        ("127.0.0.1", server.port), timeout=HEADER_TIMEOUT + 10, source_address=(source, 0)
+    )
 
 
 def _read_until_closed(sock: socket.socket) -> bytes:
@@ -247,6 +286,18 @@ def _read_until_closed(sock: socket.socket) -> bytes:
     except ConnectionResetError:
         pass
     return received
+
+
+def _nothing_received(sock: socket.socket) -> bool:
+    """Open, and not answered (a refused connection has a 503 waiting, then the close)."""
+    sock.setblocking(False)
+    try:
+        sock.recv(1)
+    except BlockingIOError:
+        return True
+    finally:
+        sock.setblocking(True)
+    return False
 
 
 def _still_open(sock: socket.socket) -> bool:
@@ -370,6 +421,107 @@ def test_connections_past_the_cap_are_answered_503_and_closed(server):
             sock.close()
 
 
+@pytest.mark.slow
+def test_a_body_that_trickles_is_answered_408_and_closed_at_the_deadline(strict_server):
+    with _connect(strict_server) as sock:
+        sock.sendall(
+            b"POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
+        )
+        # a byte a second, each within the idle limit: the body would take 100 s
+        answered_while_sending = False
+        for _ in range(int(BODY_DEADLINE) + 5):
+            sock.sendall(b"x")
+            if select.select([sock], [], [], 1.0)[0]:
+                answered_while_sending = True
+                break
+        answer = _read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert f"more than {BODY_DEADLINE:g} seconds in total".encode() in answer
+    assert answered_while_sending, "the 408 came only once the body stopped arriving"
+
+
+def _healthz_from(server, source: str) -> bytes:
+    with _connect(server, source) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return _read_until_closed(sock)
+
+
+def test_one_address_holding_its_share_of_connections_cannot_open_more(strict_server):
+    # twice: the second time, a full share again proves every connection of the first
+    # (the refused one too) was taken off the count exactly once
+    for _ in range(2):
+        held = [_connect(strict_server) for _ in range(PER_ADDRESS)]
+        try:
+            with _connect(strict_server) as extra:
+                answer = _read_until_closed(extra)
+            assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+            assert b"x-content-type-options: nosniff" in answer.lower()
+            # another address is served meanwhile
+            assert _healthz_from(strict_server, "127.0.0.2").startswith(b"HTTP/1.1 200 ")
+            assert all(_nothing_received(sock) for sock in held)
+        finally:
+            for sock in held:
+                sock.close()
+        time.sleep(0.5)  # lets the server see them close
+    assert _healthz_from(strict_server, "127.0.0.1").startswith(b"HTTP/1.1 200 ")
+
+
+class _Transport(asyncio.Transport):
+    """Just enough of a socket's transport for the protocol to take a connection from `peer`."""
+
+    def __init__(self, peer: str) -> None:
+        super().__init__()
+        self.peer, self.written, self.closed = peer, b"", False
+
+    def get_extra_info(self, name, default=None):
+        return (self.peer, 50000) if name == "peername" else default
+
+    def write(self, data) -> None:
+        self.written += data
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+async def _never_called(scope, receive, send) -> None:
+    raise AssertionError("no request is made")
+
+
+def test_an_ipv6_client_counts_by_its_64_and_a_trusted_proxy_not_at_all(tmp_path):
+    settings = Settings(
+        db_path=tmp_path / "t.db",
+        max_connections_per_address=2,
+        trusted_proxies=Networks("2001:db8:ffff::1"),
+    )
+    protocol = GuardedH11Protocol.with_limits(settings)
+    config, state = uvicorn.Config(app=_never_called), ServerState()
+    loop = asyncio.new_event_loop()
+
+    def arrive(peer: str) -> tuple[GuardedH11Protocol, _Transport]:
+        connection, transport = protocol(config, state, {}, _loop=loop), _Transport(peer)
+        connection.connection_made(transport)
+        return connection, transport
+
+    try:
+        first = [arrive("2001:db8:1:1::1"), arrive("2001:db8:1:1::2")]
+        third = arrive("2001:db8:1:1::ffff")  # the same /64
+        assert third[1].closed and third[1].written.startswith(b"HTTP/1.1 503 ")
+        assert not arrive("2001:db8:1:2::1")[1].closed  # the next /64 is another client
+        proxied = [arrive("2001:db8:ffff::1") for _ in range(3)]
+        assert not any(transport.closed for _, transport in proxied)
+        # the refused connection ends too: every end takes one off, once
+        for connection, _ in [*first, third, *proxied]:
+            connection.connection_lost(None)
+        assert protocol.open_by_address == {"2001:db8:1:2::/64": 1}
+        assert not arrive("2001:db8:1:1::3")[1].closed
+    finally:
+        loop.close()
+
+
 def test_gradtrace_serve_runs_uvicorn_with_these_options(monkeypatch, tmp_path):
     configs = []
 
@@ -386,5 +538,6 @@ def test_gradtrace_serve_runs_uvicorn_with_these_options(monkeypatch, tmp_path):
     [config] = configs
     assert issubclass(config.http, GuardedH11Protocol)
     assert config.http.header_timeout_seconds == Settings.header_timeout_seconds
+    assert config.http.max_connections_per_address == Settings.max_connections_per_address
     assert config.proxy_headers is False
     assert (config.host, config.port, config.timeout_keep_alive) == ("127.0.0.1", 8123, 5)
