@@ -6,12 +6,15 @@ LRU bounded by the total size of what it holds, with single flight: requests for
 drawn wait for that one render instead of starting their own. A render that failed with
 TooLargeToDraw is remembered too, for a while, so a hostile link costs one budget, not one per
 request; RenderBusy (a transient state of the pool) is not.
+
+A render is shared, so one visitor leaving does not stop it; but once every visitor waiting for
+it has gone, it is cancelled (and the worker drawing it stopped): nobody is left to see it, and
+a client that asks and hangs up, over and over, would otherwise keep every worker busy.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -34,10 +37,10 @@ class PageCache:
     ) -> None:
         self.max_bytes = max_bytes
         self.remember_failures_for = remember_failures_for
-        self._size_of = size_of or json_size
+        self._size_of = size_of or text_size
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
         self._bytes = 0
-        self._flights: dict[Hashable, asyncio.Future] = {}
+        self._flights: dict[Hashable, _Flight] = {}
         self.renders = 0  # how many times `produce` was called (tests, /healthz)
 
     @property
@@ -56,10 +59,24 @@ class PageCache:
             self._remove(key)
         flight = self._flights.get(key)
         if flight is None:
-            flight = asyncio.ensure_future(self._produce(key, produce))
+            flight = _Flight(asyncio.ensure_future(self._produce(key, produce)))
             self._flights[key] = flight
-        # shielded: a visitor who leaves does not cancel the render others are waiting for
-        return await asyncio.shield(flight)
+        flight.waiting += 1
+        try:
+            # shielded: a visitor who leaves does not cancel the render others are waiting for
+            return await asyncio.shield(flight.task)
+        finally:
+            flight.waiting -= 1
+            if not flight.waiting and not flight.task.done():
+                # the last one has left: nobody will see it, so it is not finished
+                flight.task.cancel()
+                if self._flights.get(key) is flight:
+                    del self._flights[key]
+
+    @property
+    def in_flight(self) -> int:
+        """Renders going on now (tests, /healthz)."""
+        return len(self._flights)
 
     async def _produce(self, key: Hashable, produce: Callable[[], Awaitable[Any]]) -> Any:
         self.renders += 1
@@ -74,7 +91,9 @@ class PageCache:
             self._store(key, _Entry(result=value, size=self._size_of(value)))
             return value
         finally:
-            del self._flights[key]
+            flight = self._flights.get(key)
+            if flight is not None and flight.task is asyncio.current_task():
+                del self._flights[key]
 
     def _store(self, key: Hashable, entry: _Entry) -> None:
         if entry.size > self.max_bytes:
@@ -87,6 +106,14 @@ class PageCache:
 
     def _remove(self, key: Hashable) -> None:
         self._bytes -= self._entries.pop(key).size
+
+
+class _Flight:
+    __slots__ = ("task", "waiting")
+
+    def __init__(self, task: asyncio.Future) -> None:
+        self.task = task
+        self.waiting = 0  # requests awaiting it
 
 
 class _Entry:
@@ -111,6 +138,14 @@ class _Entry:
         return self.result
 
 
-def json_size(value: Any) -> int:
-    """What a page weighs: the length of its JSON (its strings dominate its memory)."""
-    return len(json.dumps(value, separators=(",", ":")))
+def text_size(value: Any) -> int:
+    """What a page weighs: the length of its text, which is nearly all of it (a page is a few
+    large strings: its drawings and its player's JSON), plus a little for everything else.
+    Counted without writing the page out again."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(text_size(key) + text_size(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return sum(text_size(item) for item in value) + 8
+    return 8

@@ -38,6 +38,20 @@ from app.render_worker import HEADER, READY, TEST_TASKS_ENV
 ROOT = Path(__file__).resolve().parent.parent
 
 
+class RawJSON:
+    """JSON text sent to a worker as it is: a stored trace is never parsed in the server, whose
+    event loop and memory it would take (a 20,000-event trace is about 100 ms and 100 MB of
+    Python objects)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+Trace = dict | RawJSON  # a run in hand, or a stored one's text
+
+
 class TooLargeToDraw(Exception):
     """This trace could not be drawn within the budget; `reason` says what ran out."""
 
@@ -72,6 +86,12 @@ class RenderSettings:
     # worker is left to draw pages (past it, RenderBusy at once rather than a long wait)
     export_slots: int = 1
     export_retry_after: int = 10  # seconds, for an export turned away
+    # each client's share of the above (app/shares.py): pages drawn (or quizzes worked out) at
+    # once for one session, and for all the sessions of one address together; exports likewise
+    session_renders: int = 2
+    address_renders: int = 8
+    session_exports: int = 1
+    address_exports: int = 2
     start_seconds: float = 30.0  # a new worker's imports, before it says it is ready (not budget)
     memory_mib: int = 1024  # each worker's address space
     # each task's CPU backstop in the worker, past the longest budget (the budget acts first)
@@ -98,16 +118,17 @@ class RenderPool:
 
     # ***** the API *****
 
-    async def page(self, trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
-        """The player's context (app.render.page.player_context) for a stored trace."""
+    async def page(self, trace: Trace, ident: str, expand: Iterable[str] = ()) -> dict:
+        """The page of a trace as the templates read it (app.render.page.drawn_page)."""
         request = {"kind": "page", "trace": trace, "ident": ident, "expand": list(expand)}
         return await self.run(request)
 
-    async def narration(self, trace: dict) -> list[str]:
-        """Only the steps' texts (no Graphviz): the fallback when a page is too large."""
+    async def narration(self, trace: Trace) -> dict:
+        """Only the steps' texts (no Graphviz), and what the page shows of the trace besides:
+        {"steps": [...], "trace": {...}}, the fallback when a page is too large."""
         return await self.run({"kind": "narration", "trace": trace})
 
-    async def quiz(self, trace: dict, questions: list[dict] | None = None) -> dict:
+    async def quiz(self, trace: Trace, questions: list[dict] | None = None) -> dict:
         """Quick checks for a trace (app.lessons.quiz.context): a lesson's `questions`, or the
         generated ones, with what grading them needs."""
         return await self.run({"kind": "quiz", "trace": trace, "questions": questions})
@@ -284,12 +305,14 @@ async def _framed(message: dict) -> bytes:
     """The message as the worker reads it (see app/render_worker.py), written in slices."""
     parts: list[str] = []
     await _write(message, parts, 0)
-    data = "".join(parts).encode("ascii")
+    data = "".join(parts).encode()  # ASCII, as json.dumps writes it (and the store keeps it)
     return HEADER.pack(len(data)) + data
 
 
 async def _write(value, parts: list[str], depth: int) -> None:
-    if depth < SLICED_DEPTH and type(value) is dict:
+    if type(value) is RawJSON:
+        parts.append(value.text)
+    elif depth < SLICED_DEPTH and type(value) is dict:
         items = list(value.items())
         parts.append("{")
         for start in range(0, len(items), SLICE):

@@ -78,13 +78,14 @@ def allow_cpu(seconds: float) -> None:
 def handle(request: dict, test_tasks: bool) -> object:
     kind = request["kind"]
     if kind == "page":
-        from app.render.page import player_context
+        from app.render.page import drawn_page
 
-        return player_context(request["trace"], request["ident"], request["expand"])
+        return drawn_page(request["trace"], request["ident"], request["expand"])
     if kind == "narration":
         from app.render import narrate
+        from app.render.page import shown_trace
 
-        return narrate(request["trace"])
+        return {"steps": narrate(request["trace"]), "trace": shown_trace(request["trace"])}
     if kind == "quiz":
         from app.lessons import quiz
 

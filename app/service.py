@@ -14,6 +14,7 @@ import json
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -22,8 +23,9 @@ from app import examples, execution
 from app.config import MIB, Settings
 from app.export.options import ExportRequest
 from app.page_cache import PageCache
-from app.render_pool import RenderPool, TooLargeToDraw
+from app.render_pool import RawJSON, RenderPool, TooLargeToDraw
 from app.sandbox import Requester, statuses
+from app.shares import Shares
 from app.store import ID_LENGTH, Owner, Store, trace_id
 
 log = logging.getLogger("gradtrace")
@@ -34,6 +36,8 @@ _TRACE_ID = re.compile(rf"[a-z2-7]{{{ID_LENGTH}}}")
 # Endings that say more about the server's load than about the code: not kept, so the same
 # code is tried again next time.
 TRANSIENT = {statuses.WALL_LIMIT, statuses.CRASHED}
+
+KNOWN_DIGESTS = 10_000  # stored traces' digests remembered (about 100 bytes each)
 
 
 class OverQuota(Exception):
@@ -60,6 +64,16 @@ class Traces:
         self.store = store
         self.pool = pool
         self.cache = cache
+        limits = pool.settings
+        self.renders = Shares(
+            limits.session_renders,
+            limits.address_renders,
+            what="pages being drawn",
+            retry_after=limits.retry_after,
+        )
+        # each stored trace's digest, once its text has been read: what a page's entity tag
+        # names, so a revalidated page is answered 304 without reading anything
+        self._digests: OrderedDict[str, str] = OrderedDict()
         self.window = settings.quota_window_seconds
         self.per_session = Quota(settings.session_quota_traces, settings.session_quota_mib * MIB)
         self.per_address = Quota(settings.address_quota_traces, settings.address_quota_mib * MIB)
@@ -141,38 +155,120 @@ class Traces:
         trace = await asyncio.to_thread(json.loads, text)
         return trace, content_digest(text)
 
-    async def page(self, ident: str, trace: dict, expand: Iterable[str] = ()) -> dict:
-        """What the player shows for a trace: drawn in a render worker under a budget, once per
-        (id, expanded stacks). A trace that cannot be drawn within the budget gets its steps
-        in words instead (`undrawn`). Raises RenderBusy when every worker is taken."""
-        expand = tuple(sorted(set(expand)))
+    async def visit(self, ident: str, requester: Requester) -> str | None:
+        """The engine version that recorded a stored trace, now counted as seen by `requester`
+        (so it is not evicted as unseen), or None when nothing is stored as `ident`. Small
+        queries, no trace read: every page asks this before anything else."""
+        if not _TRACE_ID.fullmatch(ident):
+            return None
+
+        def visited() -> str | None:
+            recorded = self.store.engine_of(ident)
+            if recorded is not None:
+                self.store.viewed(ident)
+            return recorded
+
+        return await asyncio.to_thread(visited)
+
+    async def page(
+        self,
+        ident: str,
+        requester: Requester,
+        expand: Iterable[str] = (),
+        *,
+        trace: dict | None = None,
+    ) -> dict:
+        """What the player shows for a stored trace (or for `trace`, a run in hand): the page
+        as app.render.page.drawn_page makes it, with `digest` (of the stored text, for its
+        entity tag; None for `trace`). Drawn in a render worker under a budget, once per (id,
+        stacks and modules opened); openings the trace does not have are dropped, so made-up
+        ones are the plain page, not a page of their own. A trace that cannot be drawn within
+        the budget gets its steps in words instead (`undrawn`).
+
+        Nothing is read from the store until the page is known not to be cached and the
+        requester has a place in its share (app/shares.py). Raises RenderBusy (ShareUsed, its
+        429) when there is no room."""
+        wanted = set(expand)
+        plain = await self._drawn(ident, (), requester, trace)
+        # modules first: opening one may draw stacks the plain page does not have
+        modules = tuple(sorted(_openable(plain, wanted, MODULE)))
+        base = await self._drawn(ident, modules, requester, trace) if modules else plain
+        stacks = _openable(base, wanted, STACK)
+        if not stacks:
+            return base
+        return await self._drawn(ident, tuple(sorted({*modules, *stacks})), requester, trace)
+
+    async def _drawn(self, ident, opened: tuple, requester: Requester, trace: dict | None):
+        async def draw() -> dict:
+            with self.renders.hold(requester):
+                source, digest = await self._source(ident, trace)
+                page = await self.pool.page(source, ident, opened)
+                return {**page, "digest": digest, "opened": opened}
+
         try:
-            return await self.cache.get(
-                (ident, expand), lambda: self.pool.page(trace, ident, expand)
-            )
+            return await self.cache.get((ident, opened), draw)
         except TooLargeToDraw as failure:
             log.warning("trace %s was not drawn: %s", ident, failure.reason)
             reason = failure.reason
+
+        async def words() -> dict:
+            with self.renders.hold(requester):
+                source, digest = await self._source(ident, trace)
+                return {**await self.pool.narration(source), "digest": digest}
+
         try:
-            steps = await self.cache.get((ident, "words"), lambda: self.pool.narration(trace))
+            told = await self.cache.get((ident, "words"), words)
         except TooLargeToDraw:
-            steps = []
+            told = {"steps": [], "trace": None, "digest": None}
         return {
-            "code": trace["code"],
             "ident": ident,
-            "lines": trace["code"].splitlines(),
-            "undrawn": {"reason": f"This trace could not be drawn: {reason}.", "steps": steps},
+            "trace": told["trace"],
+            "digest": told["digest"],
+            "undrawn": {
+                "reason": f"This trace could not be drawn: {reason}.",
+                "steps": told["steps"],
+            },
         }
 
-    async def quiz(self, ident: str, trace: dict, questions: list[dict] | None = None):
+    async def _source(self, ident: str, trace: dict | None) -> tuple[dict | RawJSON, str | None]:
+        """What a worker is sent: the run in hand, or the stored text as it is (never parsed
+        here), with the digest of that text."""
+        if trace is not None:
+            return trace, None
+        text = await asyncio.to_thread(self.store.get_json, ident)
+        if text is None:
+            raise TooLargeToDraw("the trace is no longer stored")
+        digest = await asyncio.to_thread(content_digest, text)
+        self._digests[ident] = digest
+        self._digests.move_to_end(ident)
+        if len(self._digests) > KNOWN_DIGESTS:
+            self._digests.popitem(last=False)
+        return RawJSON(text), digest
+
+    def known_digest(self, ident: str) -> str | None:
+        """The digest of a stored trace's text, if it has been read lately (see `page`)."""
+        return self._digests.get(ident)
+
+    async def quiz(
+        self,
+        ident: str,
+        requester: Requester,
+        questions: list[dict] | None = None,
+        *,
+        trace: dict | None = None,
+    ):
         """Quick checks for a trace (app.lessons.quiz.context), worked out in a render worker
         and kept with its pages: a lesson's `questions`, or the generated ones. A trace too
         large to quiz gets none, and says why (`unavailable`)."""
         asked = "" if questions is None else content_digest(json.dumps(questions, sort_keys=True))
+
+        async def work() -> dict:
+            with self.renders.hold(requester):
+                source, _ = await self._source(ident, trace)
+                return await self.pool.quiz(source, questions)
+
         try:
-            return await self.cache.get(
-                (ident, "quiz", asked), lambda: self.pool.quiz(trace, questions)
-            )
+            return await self.cache.get((ident, "quiz", asked), work)
         except TooLargeToDraw as failure:
             log.warning("trace %s was not quizzed: %s", ident, failure.reason)
             return {"questions": [], "picks": {}, "unavailable": failure.reason}
@@ -191,6 +287,13 @@ class Traces:
         request = {"kind": kind, "view": view, "theme": theme, "step": step}
         key = (ident, "picture", kind, view, theme, step)
         return await self.cache.get(key, lambda: self.pool.picture(trace, request))
+
+
+MODULE, STACK = "m", "g"  # how a module call's token (m1) and a stack's id (g1) begin
+
+
+def _openable(page: dict, wanted: set[str], kind: str) -> set[str]:
+    return {token for token in wanted & set(page.get("openable", ())) if token.startswith(kind)}
 
 
 def content_digest(text: str) -> str:

@@ -23,7 +23,7 @@ import traitlets
 from app.export.bundle import bundle, styles
 from app.export.options import THEMES, VIEWS
 from app.render import narrate
-from app.render.page import player_context
+from app.render.page import drawn_page, shown_trace
 from app.store import trace_id
 from app.templating import environment
 from gradtrace.styles import scoped
@@ -64,13 +64,14 @@ def markup(trace: dict) -> tuple[str, int]:
             f"This run recorded {events:,} events; the notebook draws at most "
             f"{DRAW_AT_MOST_EVENTS:,}, so that drawing it does not hold up the kernel."
         )
-        context = {"undrawn": {"reason": reason, "steps": steps}}
+        context = {"undrawn": {"reason": reason, "steps": steps}, "trace": shown_trace(trace)}
+        count = len(steps)
     else:
-        context = player_context(trace, trace_id(trace["code"]))
+        context = drawn_page(trace, trace_id(trace["code"]))
         context["player_attributes"] = PLAYER_ATTRIBUTES
-        steps = context["rendered"]["steps"]
-    html = _template().render(trace=trace, **context)
-    return html, len(steps)
+        count = context["rendered"]["step_count"]
+    html = _template().render(**context)
+    return html, count
 
 
 @cache

@@ -13,7 +13,7 @@ import re
 from app import templating
 from app.export.bundle import bundle, styles
 from app.export.options import ExportRequest
-from app.render.page import player_context
+from app.render.page import drawn_page
 
 STYLESHEETS = ("style.css", "player.css", "embed.css")
 # inlined, a script ends at the first `</script` and a stylesheet at `</style`, whatever
@@ -24,8 +24,8 @@ _END_SCRIPT = re.compile(r"</(script)", re.I)
 def standalone_html(
     trace: dict, ident: str, request: ExportRequest, live_url: str | None = None
 ) -> str:
-    context = player_context(trace, ident)
-    steps = request.steps(len(context["rendered"]["steps"]))
+    context = drawn_page(trace, ident)
+    steps = request.steps(context["rendered"]["step_count"])
     attributes = {"data-view": request.view, "data-from": steps.first, "data-to": steps.last}
     script = _END_SCRIPT.sub(r"<\\/\1", bundle("player.js"))
     css = styles(*STYLESHEETS)
@@ -36,7 +36,6 @@ def standalone_html(
         .get_template("standalone.html")
         .render(
             **context,
-            trace=trace,
             theme=request.theme,
             live_url=live_url,
             player_attributes=attributes,

@@ -10,6 +10,9 @@ lives in the server.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
+
+from jinja2.utils import htmlsafe_json_dumps
 
 from app.render import modules, render
 from app.render.inspector import facts
@@ -47,6 +50,66 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
         "lines": code.splitlines(),
         "module_links": module_links(rendered["modules"], expand),
     }
+
+
+# what a page shows of the trace itself besides its drawing: the templates read these (and only
+# these) as `trace.*`, so a drawn page carries them and the server never parses a stored trace
+SHOWN_TRACE_FIELDS = ("code", "outcome", "stdout", "stderr")
+
+
+def drawn_page(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
+    """The page as the templates read it (templates/_player.html, _result.html): the player's
+    data as finished JSON text and the drawings as SVG text, the few facts the page prints, and
+    `openable`, the stacks and modules a link may open. Kept whole in the server's page cache:
+    a few large strings, not tens of thousands of objects for its garbage collector to walk."""
+    context = player_context(trace, ident, expand)
+    rendered = context["rendered"]
+    groups = rendered["groups"]
+    return {
+        "code": context["code"],
+        "ident": ident,
+        "lines": context["lines"],
+        "module_links": context["module_links"],
+        "drawings": context["drawings"],
+        "player_json": player_json(context["player_data"]),
+        "steps_html": steps_html(context["player_data"]["steps"]),
+        "rendered": {
+            "step_count": len(rendered["steps"]),
+            "generations": rendered["generations"],
+            "notices": rendered["notices"],
+            "boxes": bool(rendered["boxes"]),
+            "groups": {
+                gid: {"view": g["view"], "size": len(g["members"]), "expanded": g["expanded"]}
+                for gid, g in groups.items()
+            },
+        },
+        # what a link may open from here: any module call of the trace, and this page's stacks
+        "openable": sorted({*groups, *(call["module"] for call in trace.get("modules", []))}),
+        "trace": shown_trace(trace),
+    }
+
+
+def shown_trace(trace: dict) -> dict:
+    """The parts of a trace a page prints besides its drawing."""
+    return {field: trace.get(field) for field in SHOWN_TRACE_FIELDS}
+
+
+def player_json(player_data: dict) -> str:
+    """Player data as the page's <script type="application/json"> holds it: as Jinja's
+    `tojson` writes it (keys sorted; <, >, & and ' escaped, so no `</script>` can end it)."""
+    return str(htmlsafe_json_dumps(player_data, sort_keys=True))
+
+
+def steps_html(steps: list[dict]) -> str:
+    """Every step in words, as the player's list of them (templates/_steps.html)."""
+    return _steps_template().render(steps=steps)
+
+
+@cache
+def _steps_template():
+    from app import templating  # the page's one piece of markup drawn with it
+
+    return templating.environment().get_template("_steps.html")
 
 
 def module_links(shown: dict[str, dict], expand: list[str]) -> list[dict]:

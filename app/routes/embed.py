@@ -90,21 +90,27 @@ async def embed(request: Request, ident: str):
     except BadOption as bad:
         return _bad_option(request, ident, bad)
     traces = request.app.state.traces
-    found = await traces.fetch_tagged(ident)
-    if found is None:
+    if await traces.visit(ident, request.state.requester) is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
-    trace, digest = found
     if await traces.outdated(ident):
-        return await _run_again(request, trace["code"], options)
+        found = await traces.fetch(ident)
+        if found is None:
+            return render_page(request, "missing.html", {"ident": ident}, 404)
+        return await _run_again(request, found["code"], options)
     # the query string's every byte makes a different page, so it is named in the tag whole
-    tag = entity_tag("embed", digest, str(request.query_params), request.app.state.page_version)
+    version = request.app.state.page_version
+    query = str(request.query_params)
     caching = {"Cache-Control": REVALIDATE}
-    if matches(request, tag):
+    known = traces.known_digest(ident)
+    if known is not None and matches(request, tag := entity_tag("embed", known, query, version)):
         return not_modified(tag, caching)
     try:
-        context = await traces.page(ident, trace)
+        context = await traces.page(ident, request.state.requester)
     except RenderBusy as busy:
         return _busy(request, ident, busy)
+    tag = entity_tag("embed", context["digest"] or "", query, version)
+    if matches(request, tag):
+        return not_modified(tag, caching)
     return _page(request, context, options, {"ETag": tag, **caching})
 
 
@@ -120,7 +126,7 @@ async def _run_again(request: Request, code: str, options: EmbedOptions):
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/embed/{ident}{query}", status_code=307)
     try:
-        context = await traces.page(ident, trace)
+        context = await traces.page(ident, request.state.requester, trace=trace)
     except RenderBusy as busy:
         return _busy(request, ident, busy)
     return _page(request, context, options)
@@ -129,7 +135,7 @@ async def _run_again(request: Request, code: str, options: EmbedOptions):
 def _page(request: Request, context: dict, options: EmbedOptions, headers=None):
     """The embed of a drawn trace (or of its steps in words, when it was too large to draw)."""
     if "rendered" in context:
-        total = len(context["rendered"]["steps"])
+        total = context["rendered"]["step_count"]
     else:
         total = len(context["undrawn"]["steps"])
     try:

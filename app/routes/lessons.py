@@ -8,6 +8,7 @@ cannot be graded is a 422 with a message saying what to fix, never a 500.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Annotated
 
@@ -18,6 +19,7 @@ from app.lessons import forms
 from app.lessons.grading import Answers, BadAnswer, Feedback, grade
 from app.lessons.overrides import overridden
 from app.lessons.source import LessonFile
+from app.render.page import player_json, steps_html
 from app.render_pool import RenderBusy
 from app.routes.pages import render_page
 from app.sandbox import SandboxBusy
@@ -111,31 +113,35 @@ async def _quiz_page(request: Request, ident: str) -> dict | Response:
     return context
 
 
-async def _asking_page(traces, ident: str, trace: dict) -> dict:
+async def _asking_page(traces, ident: str, requester, trace: dict | None = None) -> dict:
     """The player of a page that asks questions: every module call opened, since a question
     may ask for any node of the graph, and one inside a module's box could not be picked. It
     offers no link to close them."""
-    every = sorted({call["module"] for call in trace.get("modules", [])})
-    return {**await traces.page(ident, trace, every), "module_links": []}
+    plain = await traces.page(ident, requester, trace=trace)
+    every = [token for token in plain.get("openable", ()) if token.startswith("m")]
+    return {**await traces.page(ident, requester, every, trace=trace), "module_links": []}
 
 
 async def _lesson_context(request: Request, found: LessonFile) -> dict:
     traces = request.app.state.traces
     lesson = found.lesson
-    ident, trace = await traces.find_or_run(lesson.snippet, request.state.requester, site=True)
-    page = await _asking_page(traces, ident, trace)
+    requester = request.state.requester
+    ident, trace = await traces.find_or_run(lesson.snippet, requester, site=True)
+    page = await _asking_page(traces, ident, requester, trace)
     questions = [question.model_dump(mode="json") for question in lesson.questions]
-    quiz = await traces.quiz(ident, trace, questions)
+    quiz = await traces.quiz(ident, requester, questions, trace=trace)
     before, after = request.app.state.lessons.library().neighbours(found.slug)
-    context = {**page, "trace": trace, "lesson": found, "before": before, "after": after}
+    context = {**page, "lesson": found, "before": before, "after": after}
     context["asked"] = forms.ask(quiz)
     context["unavailable"] = quiz.get("unavailable")
     context["being_fixed"] = _refused(found, quiz)
     context["action"] = f"/lessons/{found.slug}/questions"
-    if "rendered" in page:
-        steps = overridden(page["rendered"]["steps"], page["lines"], lesson.narration)
-        context["rendered"] = {**page["rendered"], "steps": steps}
-        context["player_data"] = {**page["player_data"], "steps": steps}
+    if "rendered" in page and lesson.narration:
+        # the lesson's own words for some steps: a few small traces, so parsed again here
+        player_data = json.loads(page["player_json"])
+        steps = overridden(player_data["steps"], page["lines"], lesson.narration)
+        context["player_json"] = player_json({**player_data, "steps": steps})
+        context["steps_html"] = steps_html(steps)
     return context
 
 
@@ -155,14 +161,13 @@ def _refused(found: LessonFile, quiz: dict) -> bool:
 
 async def _trace_quiz_context(request: Request, ident: str) -> dict | None:
     traces = request.app.state.traces
-    found = await traces.fetch(ident)
-    if found is None:
+    requester = request.state.requester
+    if await traces.visit(ident, requester) is None:
         return None
-    page = await _asking_page(traces, ident, found)
-    quiz = await traces.quiz(ident, found)
+    page = await _asking_page(traces, ident, requester)
+    quiz = await traces.quiz(ident, requester)
     return {
         **page,
-        "trace": found,
         "asked": forms.ask(quiz),
         "unavailable": quiz.get("unavailable"),
         "action": f"/t/{ident}/quiz",

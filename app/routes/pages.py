@@ -50,9 +50,10 @@ async def run(
         problem = f"The snippet is longer than {limit:,} bytes."
         return render_page(request, page, {"code": code, "problem": problem}, 413)
     traces = request.app.state.traces
+    requester = request.state.requester
     try:
-        ident, trace = await traces.find_or_run(code, request.state.requester)
-        context = await traces.page(ident, trace)
+        ident, trace = await traces.find_or_run(code, requester)
+        context = await traces.page(ident, requester, trace=trace)
     except (SandboxBusy, OverQuota, RenderBusy) as busy:
         return _busy(request, page, code, busy)
     unreadable = _unreadable(trace)
@@ -61,7 +62,7 @@ async def run(
         context = {"code": code, "problem": unreadable, "problem_span": trace["outcome"]["span"]}
         return render_page(request, page, context, 422)
     headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
-    return render_page(request, page, {**context, "trace": trace}, headers=headers)
+    return render_page(request, page, context, headers=headers)
 
 
 def _unreadable(trace: dict) -> str | None:
@@ -85,31 +86,39 @@ async def show(
     hx_request: Annotated[str | None, Header()] = None,
 ):
     """A stored trace; `?expand=g1,m2` draws stack g1 of a big graph member by member and opens
-    module m2's boxes.
-    Revalidated on every use, against a tag naming all it is drawn from (a 304 draws nothing)."""
-    found = await request.app.state.traces.fetch_tagged(ident)
-    if found is None:
+    module m2's boxes (openings the trace does not have are dropped).
+    Revalidated on every use, against a tag naming all it is drawn from."""
+    traces = request.app.state.traces
+    if await traces.visit(ident, request.state.requester) is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
-    trace, digest = found
     page = "_result.html" if hx_request else "index.html"
-    if await request.app.state.traces.outdated(ident):
-        return await _run_again(request, page, trace["code"])
+    if await traces.outdated(ident):
+        found = await traces.fetch(ident)
+        if found is None:
+            return render_page(request, "missing.html", {"ident": ident}, 404)
+        return await _run_again(request, page, found["code"])
     opened = _OPENABLE.findall(expand)[:MAX_EXPANDED]
     version = request.app.state.page_version
-    tag = entity_tag("page", digest, ",".join(sorted(set(opened))), page, version)
+    asked = ",".join(sorted(set(opened)))
     # htmx asks the same URL for the partial: caches must keep the two apart
     caching = {"Cache-Control": REVALIDATE, "Vary": "HX-Request"}
-    if matches(request, tag):
+    known = traces.known_digest(ident)
+    if known is not None and matches(
+        request, tag := entity_tag("page", known, asked, page, version)
+    ):
         return not_modified(tag, caching)
     try:
-        context = await request.app.state.traces.page(ident, trace, opened)
+        context = await traces.page(ident, request.state.requester, opened)
     except RenderBusy as busy:
-        return _busy(request, page, trace["code"], busy)
+        return _busy(request, page, "", busy)
+    tag = entity_tag("page", context["digest"] or "", asked, page, version)
+    if matches(request, tag):
+        return not_modified(tag, caching)
     # oEmbed discovery, for consumers that read headers and not the page's <link>
-    site = sharing.origin(request)
-    found_by = sharing.discovery_header(site, ident, sharing.title(trace["code"]))
+    code = (context["trace"] or {}).get("code") or ""
+    found_by = sharing.discovery_header(sharing.origin(request), ident, sharing.title(code))
     headers = {"ETag": tag, **caching, "Link": found_by}
-    return render_page(request, page, {**context, "trace": trace}, headers=headers)
+    return render_page(request, page, context, headers=headers)
 
 
 async def _run_again(request: Request, page: str, code: str):

@@ -199,13 +199,14 @@ def test_a_trace_too_large_to_draw_is_its_steps_in_words(app, client, ident):
     traces = app.state.traces
     original = traces.page
 
-    async def undrawn(ident, trace, *_args):
+    async def undrawn(ident, requester, *_args, trace=None):
         steps = ["Line 2: the first step.", "Line 3: the second."]
         reason = "This trace could not be drawn: too many nodes."
+        shown = {"code": "x = 1", "outcome": {"status": "ok"}, "stdout": "", "stderr": ""}
         return {
             "ident": ident,
-            "code": trace["code"],
-            "lines": [],
+            "trace": shown,
+            "digest": "d",
             "undrawn": {"reason": reason, "steps": steps},
         }
 

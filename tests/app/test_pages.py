@@ -150,15 +150,31 @@ def test_one_link_expands_at_most_a_few_stacks(client, monkeypatch):
     """Each set of expanded stacks is a page drawn of its own: a link cannot ask for thousands."""
     asked = []
 
-    async def page(ident, trace, expand=()):
+    async def page(ident, requester, expand=(), *, trace=None):
         asked.append(list(expand))
-        return {"code": trace["code"], "ident": ident, "lines": [], "undrawn": {"reason": "-"}}
+        shown = {"code": "print(1)", "outcome": {"status": "ok"}, "stdout": "", "stderr": ""}
+        undrawn = {"reason": "-", "steps": []}
+        return {"ident": ident, "trace": shown, "digest": "d", "undrawn": undrawn}
 
     ident = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
     monkeypatch.setattr(client.app.state.traces, "page", page)
     many = ",".join(f"g{n}" for n in range(1, 1000))
     assert client.get(f"/t/{ident}?expand={many}").status_code == 200
     assert asked == [[f"g{n}" for n in range(1, 17)]]
+
+
+def test_made_up_stacks_and_modules_are_the_plain_page(client):
+    """A stack or module the trace does not have opens nothing: the answer is the plain page,
+    from the cache; a flood of made-up ones draws nothing new."""
+    ident = client.post("/api/traces", json={"code": EXAMPLES[0].code}).json()["id"]
+    plain = client.get(f"/t/{ident}")
+    cache = client.app.state.traces.cache
+    drawn, kept = cache.renders, len(cache)
+    for n in range(20):
+        made_up = client.get(f"/t/{ident}?expand=g{123456 + n},g{234567 + n},m{n + 7}")
+        assert made_up.status_code == 200
+        assert made_up.text == plain.text
+    assert (cache.renders, len(cache)) == (drawn, kept)
 
 
 def test_an_old_engines_trace_is_run_again_by_todays(client, monkeypatch):

@@ -15,7 +15,7 @@ from itertools import pairwise
 import pytest
 
 from app.page_cache import PageCache
-from app.render.page import player_context
+from app.render.page import SHOWN_TRACE_FIELDS, drawn_page
 from app.render_pool import RenderBusy, RenderPool, RenderSettings, TooLargeToDraw
 from engine.tracer import trace_snippet
 
@@ -70,9 +70,11 @@ def test_a_page_drawn_by_a_worker_is_the_in_process_page(seed):
     async def body(pool):
         return await pool.page(seed, "abc123", ()), await pool.narration(seed)
 
-    page, texts = _run(_settings(), body)
-    assert page == json.loads(json.dumps(player_context(seed, "abc123")))
-    assert texts and texts == [s["text"] for s in page["rendered"]["steps"]]
+    page, told = _run(_settings(), body)
+    assert page == json.loads(json.dumps(drawn_page(seed, "abc123")))
+    steps = json.loads(page["player_json"])["steps"]
+    assert told["steps"] and told["steps"] == [step["text"] for step in steps]
+    assert told["trace"] == page["trace"] == {key: seed[key] for key in SHOWN_TRACE_FIELDS}
 
 
 def test_a_task_past_its_memory_fails_alone(seed):
@@ -85,7 +87,7 @@ def test_a_task_past_its_memory_fails_alone(seed):
         return before, pool.pids, page
 
     before, after, page = _run(_settings(memory_mib=768), body)
-    assert page["rendered"]["steps"]
+    assert page["rendered"]["step_count"]
     assert before != after  # the worker that ran out was replaced
 
 
@@ -105,7 +107,7 @@ def test_a_task_past_its_budget_is_killed_and_replaced(seed):
         return before, pool.pids, worker, output, page
 
     before, after, worker, output, page = _run(_settings(budget_seconds=0.5), body)
-    assert page["rendered"]["steps"] and before != after
+    assert page["rendered"]["step_count"] and before != after
     assert worker.process.returncode == -signal.SIGKILL
     assert output and b"".join(output) == b"", output  # no reply: it was killed mid-sleep
 
@@ -164,7 +166,7 @@ def test_a_worker_killed_mid_task_fails_that_task_and_is_replaced(seed):
         return pid, pool.pids, page
 
     pid, after, page = _run(_settings(), body)
-    assert page["rendered"]["steps"] and pid not in after
+    assert page["rendered"]["step_count"] and pid not in after
 
 
 def test_a_reply_too_large_is_refused(seed):
@@ -306,7 +308,7 @@ def test_the_event_loop_keeps_ticking_while_big_pages_are_drawn():
         samples, pages = _run(RenderSettings(workers=1, queue=4, budget_seconds=120), body)
     finally:
         gc.unfreeze()
-    assert all(page["rendered"]["steps"] for page in pages)
+    assert all(page["rendered"]["step_count"] for page in pages)
     assert len(samples) > 5  # the ticker ran all along
     ours = [after[0] - before[0] for before, after in pairwise(samples)]
     workers = [after[1] - before[1] for before, after in pairwise(samples)]
@@ -351,5 +353,5 @@ def test_exports_take_fewer_workers_than_there_are_so_pages_are_still_drawn():
 
     retry_after, page, again = _run(RenderSettings(workers=2, budget_seconds=60), body)
     assert retry_after == RenderSettings.export_retry_after
-    assert page["rendered"]["steps"]
+    assert page["rendered"]["step_count"]
     assert again == {"data": ""}  # a slot freed is a slot taken again

@@ -171,10 +171,11 @@ def test_the_addresses_follow_the_host_and_a_trusted_proxys_scheme(tmp_path):
 
 
 def test_a_trace_too_large_to_draw_still_has_the_dialog(client, monkeypatch):
-    async def page(ident, trace, expand=()):
+    async def page(ident, requester, expand=(), *, trace=None):
         steps = ["a is made", "b is made"]
         undrawn = {"reason": "too big.", "steps": steps}
-        return {"code": trace["code"], "ident": ident, "lines": [], "undrawn": undrawn}
+        shown = {"code": "print(1)", "outcome": {"status": "ok"}, "stdout": "1\n", "stderr": ""}
+        return {"ident": ident, "trace": shown, "digest": "d", "undrawn": undrawn}
 
     ident = stored(client, "print(1)")
     monkeypatch.setattr(client.app.state.traces, "page", page)
