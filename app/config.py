@@ -15,6 +15,7 @@ from pathlib import Path
 
 from app.render_pool import RenderSettings
 from app.sandbox.settings import SandboxSettings
+from app.store import StoreLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "GRADTRACE_"
@@ -56,6 +57,8 @@ class Settings:
     # ***** the store *****
     max_stored_trace_mib: int = 4  # compressed; a larger trace is kept cut short
     max_store_mib: int = 2048  # compressed, all traces; past it the least recently seen go
+    # what one owner's address may hold of the store; past it its own least seen traces go
+    owner_share_percent: float = StoreLimits.owner_share_percent
     unviewed_days: float = 7.0  # an anonymous trace nobody opened is evicted after this
     # ***** drawing pages, in worker processes under a budget (app/render_pool.py) *****
     render_workers: int = RenderSettings.workers

@@ -132,13 +132,16 @@ class Traces:
         recorded = await asyncio.to_thread(self.store.engine_of, ident)
         return recorded is not None and recorded != engine.__version__
 
-    def fetch_json(self, ident: str) -> str | None:
-        """A stored trace as JSON text, counted as seen (so it is not evicted as unseen)."""
+    def fetch_json(self, ident: str, viewer: Requester | None = None) -> str | None:
+        """A stored trace as JSON text, counted as seen (so it is not evicted as unseen), and
+        as opened by `viewer` unless it is its owner (Store.viewed: eviction keeps longest what
+        the most others opened)."""
         if not _TRACE_ID.fullmatch(ident):
             return None
         text = self.store.get_json(ident)
         if text is not None:
-            self.store.viewed(ident)
+            seen_by = None if viewer is None else self.store.owner(viewer.session, viewer.address)
+            self.store.viewed(ident, seen_by)
         return text
 
     async def fetch(self, ident: str) -> dict | None:

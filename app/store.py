@@ -9,8 +9,11 @@ The store is bounded, because anyone can add to it (docs/storage.md):
   cut to whole events, with an `output_limit` outcome that says so;
 - who stored what (keyed hashes of the session and the address, never the address itself) is
   kept for the quotas, which count the traces and bytes stored within a window;
-- anonymous traces nobody ever opened are evicted after `unviewed_seconds`, and past
-  `max_total_bytes` the least recently seen go first. Pinned traces (lessons) are never evicted.
+- anonymous traces nobody ever opened are evicted after `unviewed_seconds`; past
+  `max_total_bytes` those the fewest others opened go first (distinct addresses, never their
+  owner's), the least recently seen of them first; and an owner's address holding more than its
+  share of the store has its own least seen traces evicted. Pinned traces (the site's own:
+  lessons, examples) are never evicted.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import engine
 from app import trace_cut
 from app.sandbox import statuses
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
     id TEXT PRIMARY KEY,
@@ -39,20 +42,34 @@ CREATE TABLE IF NOT EXISTS traces (
     trace BLOB NOT NULL,           -- zlib-compressed JSON
     size INTEGER NOT NULL,         -- bytes of `trace`
     created REAL NOT NULL,
-    session TEXT,                  -- keyed hashes, for quotas only
+    session TEXT,                  -- keyed hashes of who stored it: quotas and shares
     address TEXT,
     pinned INTEGER NOT NULL DEFAULT 0,
-    views INTEGER NOT NULL DEFAULT 0,
-    last_viewed REAL
+    viewers INTEGER NOT NULL DEFAULT 0,  -- how many others opened it: at most MAX_VIEWERS
+    last_viewed REAL               -- by anyone, its owner too
 );
 CREATE INDEX IF NOT EXISTS traces_by_session ON traces (session, created);
-CREATE INDEX IF NOT EXISTS traces_by_address ON traces (address, created);
-CREATE INDEX IF NOT EXISTS traces_by_age ON traces (pinned, views, created);
+CREATE INDEX IF NOT EXISTS traces_by_address ON traces (address, created, size);
+CREATE INDEX IF NOT EXISTS traces_by_worth
+    ON traces (pinned, viewers, coalesce(last_viewed, created));
+CREATE INDEX IF NOT EXISTS traces_by_owners_worth
+    ON traces (address, viewers, coalesce(last_viewed, created));
+-- the addresses (keyed hashes) other than its owner's that opened a trace
+CREATE TABLE IF NOT EXISTS viewers (
+    trace TEXT NOT NULL,
+    viewer TEXT NOT NULL,
+    PRIMARY KEY (trace, viewer)
+) WITHOUT ROWID;
 """
 
 ID_LENGTH = 16  # base32 characters: 80 bits, plenty for content addressing
 SWEEP_EVERY = 3600.0  # seconds between sweeps for unseen traces, done by the next write
 COMPRESSION = 6  # zlib's default: a 14 MiB trace in about a tenth of a second, to a tenth
+# Viewers counted per trace: eviction compares small counts (a flood's none or one against a
+# class's twenty), so past this a trace's count stops and so do its rows.
+MAX_VIEWERS = 256
+# the least seen first: fewest viewers, then the longest since anyone opened it (or stored it)
+LEAST_SEEN = "ORDER BY viewers, coalesce(last_viewed, created)"
 
 
 def trace_id(code: str, engine_version: str = engine.__version__) -> str:
@@ -66,11 +83,17 @@ class StoreLimits:
     max_trace_bytes: int = 4 * 1024 * 1024  # compressed, per trace
     max_total_bytes: int = 2 * 1024 * 1024 * 1024  # compressed, all traces
     unviewed_seconds: float = 7 * 24 * 3600.0  # an anonymous trace nobody opened
+    owner_share_percent: float = 5.0  # of max_total_bytes, what one owner's address may hold
+
+    @property
+    def owner_share_bytes(self) -> float:
+        return self.max_total_bytes * self.owner_share_percent / 100
 
 
 @dataclass(frozen=True)
 class Owner:
-    """Who stored a trace, as keyed hashes (Store.owner makes them)."""
+    """A client as keyed hashes of its session and address (Store.owner makes them): who
+    stored a trace, or who opens one."""
 
     session: str | None
     address: str | None
@@ -126,7 +149,9 @@ class Store:
         self, code: str, trace: dict, *, owner: Owner | None = None, pinned: bool = False
     ) -> tuple[str, dict]:
         """Store a trace; returns its id and the trace as kept (cut if it was too large).
-        Storing the same code twice keeps the first; pinning an existing trace pins it."""
+        Storing the same code twice keeps the first; pinning an existing trace pins it. An
+        owner's address past its share of the store loses its own least seen traces; the trace
+        just stored is never evicted by its own put."""
         ident = trace_id(code)
         blob, trace = self._fit(trace)
         owner = owner or Owner(None, None)
@@ -141,11 +166,13 @@ class Store:
             ).rowcount  # fmt: skip
             if inserted:
                 self._total += len(blob)
+                if owner.address is not None:
+                    self._keep_share_locked(owner.address, ident)
             elif pinned:
                 self.pin(ident)
             now = time.time()
             if self._total > self.limits.max_total_bytes or now >= self._next_sweep:
-                self._evict_locked(now)
+                self._evict_locked(now, spared=ident)
         return ident, trace
 
     def pin(self, ident: str) -> None:
@@ -192,12 +219,34 @@ class Store:
         row = self._connection().execute("SELECT 1 FROM traces WHERE id = ?", (ident,)).fetchone()
         return row is not None
 
-    def viewed(self, ident: str) -> None:
-        """Someone opened this trace's page or asked for it: it is not to be evicted as unseen."""
-        self._connection().execute(
-            "UPDATE traces SET views = views + 1, last_viewed = ? WHERE id = ?",
-            (time.time(), ident),
-        )
+    def viewed(self, ident: str, viewer: Owner | None = None) -> None:
+        """Someone opened this trace's page or asked for it: it is not to be evicted as unseen.
+        A `viewer` who is not its owner (neither its session nor its address) counts once per
+        address: what a client stores and opens itself, or from fresh cookies, proves nothing
+        to anyone else. None is a reader nobody knows: seen, by no viewer."""
+        db = self._connection()
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            query = "SELECT session, address, viewers FROM traces WHERE id = ?"
+            row = db.execute(query, (ident,)).fetchone()
+            if row is None:
+                return
+            session, address, viewers = row
+            added = 0
+            if (
+                viewer is not None
+                and viewer.address not in (None, address)
+                and (viewer.session is None or viewer.session != session)
+                and viewers < MAX_VIEWERS
+            ):
+                added = db.execute(
+                    "INSERT OR IGNORE INTO viewers (trace, viewer) VALUES (?, ?)",
+                    (ident, viewer.address),
+                ).rowcount
+            db.execute(
+                "UPDATE traces SET viewers = viewers + ?, last_viewed = ? WHERE id = ?",
+                (added, time.time(), ident),
+            )
 
     def usage(self, owner: Owner, since: float) -> tuple[Usage, Usage]:
         """What this owner's session and address have stored since `since`."""
@@ -220,31 +269,63 @@ class Store:
     # ***** eviction *****
 
     def evict(self, now: float | None = None) -> int:
-        """Drop unpinned traces nobody opened within `unviewed_seconds`, then the least recently
-        seen until the store fits `max_total_bytes`. Returns how many went."""
+        """Drop unpinned traces nobody opened within `unviewed_seconds`, then the least seen
+        until the store fits `max_total_bytes`. Returns how many went."""
         with self._write_lock:
             return self._evict_locked(time.time() if now is None else now)
 
-    def _evict_locked(self, now: float) -> int:
+    def _evict_locked(self, now: float, spared: str | None = None) -> int:
         self._next_sweep = now + SWEEP_EVERY
-        db = self._connection()
         old = now - self.limits.unviewed_seconds
-        gone = db.execute(
-            "DELETE FROM traces WHERE pinned = 0 AND views = 0 AND created < ? RETURNING size",
+        unseen = self._connection().execute(
+            "SELECT id FROM traces WHERE pinned = 0 AND viewers = 0 AND last_viewed IS NULL"
+            " AND created < ?",
             (old,),
-        ).fetchall()
-        self._total -= sum(size for (size,) in gone)
-        while self._total > self.limits.max_total_bytes:
-            # unseen first, then the longest unseen; a batch at a time
-            batch = db.execute(
-                "DELETE FROM traces WHERE id IN (SELECT id FROM traces WHERE pinned = 0"
-                " ORDER BY views > 0, coalesce(last_viewed, created) LIMIT 64) RETURNING size"
-            ).fetchall()
-            if not batch:
-                break  # only pinned traces are left
-            self._total -= sum(size for (size,) in batch)
-            gone += batch
-        return len(gone)
+        )
+        gone = self._drop([ident for (ident,) in unseen])
+        return gone + self._evict_least_seen(self._total - self.limits.max_total_bytes, spared)
+
+    def _keep_share_locked(self, address: str, stored: str) -> None:
+        """Hold an owner's address to its share of the store: a flood evicts itself."""
+        query = "SELECT total(size) FROM traces WHERE address = ?"
+        (held,) = self._connection().execute(query, (address,)).fetchone()
+        self._evict_least_seen(held - self.limits.owner_share_bytes, stored, address)
+
+    def _evict_least_seen(self, excess: float, spared: str | None, address: str | None = None):
+        """Evict the least seen unpinned traces but `spared` (only `address`'s, when it is
+        given) until `excess` bytes went, or none is left. Returns how many went."""
+        if excess <= 0:
+            return 0
+        query = "SELECT id, size FROM traces"
+        params: tuple = (spared,)
+        if address is not None:
+            # by the owner's own index: the planner takes the whole store's, and walks it
+            query += " INDEXED BY traces_by_owners_worth WHERE address = ? AND"
+            params = (address, spared)
+        else:
+            query += " WHERE"
+        query += f" pinned = 0 AND id IS NOT ? {LEAST_SEEN}"
+        chosen, freed = [], 0
+        rows = self._connection().execute(query, params)
+        for ident, size in rows:
+            chosen.append(ident)
+            freed += size
+            if freed >= excess:
+                break
+        rows.close()
+        return self._drop(chosen)
+
+    def _drop(self, idents: list[str]) -> int:
+        """Delete these traces and their viewers; returns how many were still there."""
+        db = self._connection()
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            sizes = []
+            for ident in idents:
+                sizes += db.execute("DELETE FROM traces WHERE id = ? RETURNING size", (ident,))
+                db.execute("DELETE FROM viewers WHERE trace = ?", (ident,))
+        self._total -= sum(size for (size,) in sizes)
+        return len(sizes)
 
 
 def _compress(trace: dict) -> bytes:
@@ -274,7 +355,8 @@ def _private_file(path: Path) -> None:
 
 
 def _migrate(db: sqlite3.Connection) -> None:
-    """Bring an older database up to SCHEMA_VERSION (version 1 kept plain JSON text)."""
+    """Bring an older database up to SCHEMA_VERSION: version 1 kept plain JSON text, version 2
+    counted every read as a view."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version >= SCHEMA_VERSION:
         return
@@ -287,13 +369,19 @@ def _migrate(db: sqlite3.Connection) -> None:
         for ident, code, engine_version, text, created in rows:
             blob = zlib.compress(text.encode(), COMPRESSION)
             db.execute(
-                "INSERT INTO traces (id, code, engine, trace, size, created, views)"
+                "INSERT INTO traces (id, code, engine, trace, size, created, viewers)"
                 " VALUES (?, ?, ?, ?, ?, ?, 1)",  # older traces count as seen: keep them
                 (ident, code, engine_version, blob, len(blob), created),
             )
         db.execute("DROP TABLE traces_v1")
-    else:
-        _create(db)
+    elif "views" in columns:
+        # Its views say someone looked, not how many did (a loop of reads made any count):
+        # one viewer each, for those seen at all.
+        db.execute("ALTER TABLE traces RENAME COLUMN views TO viewers")
+        db.execute("UPDATE traces SET viewers = min(viewers, 1)")
+        db.execute("DROP INDEX traces_by_age")
+        db.execute("DROP INDEX traces_by_address")  # made again, with the sizes
+    _create(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     db.execute("COMMIT")
 

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.examples import DEFAULT
 from app.main import create_app
+from app.sandbox import Requester
 from app.store import SCHEMA_VERSION, Store, StoreLimits, trace_id
 from engine.tracer import trace_snippet
 
@@ -162,6 +163,82 @@ def test_past_the_total_cap_the_least_recently_seen_go_first(tmp_path):
     assert not store.has(ids[0])
 
 
+def _addresses(count: int, network: str = "10.1") -> list[str]:
+    return [f"{network}.{n // 250}.{n % 250}" for n in range(count)]
+
+
+def test_a_flood_one_client_stores_and_opens_itself_evicts_itself_not_a_class_trace(tmp_path):
+    limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=600_000, owner_share_percent=100)
+    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    teacher = store.owner("session:teacher", "10.0.0.1")
+    lesson, _ = store.put("the teacher's example", _incompressible_trace(200), owner=teacher)
+    for n, address in enumerate(_addresses(20)):
+        store.viewed(lesson, store.owner(f"session:student{n}", address))
+    # each of the flood's traces opened by its owner, from a fresh cookie, and by one accomplice
+    mallory = store.owner("session:mallory", "10.6.6.6")
+    flood = []
+    for n in range(10):  # about 1.4 MB, more than twice the cap
+        ident, _ = store.put(f"flood {n}", _incompressible_trace(200), owner=mallory)
+        for viewer in (mallory, store.owner(f"session:mallory{n}", "10.6.6.6")):
+            store.viewed(ident, viewer)
+        store.viewed(ident, store.owner("session:accomplice", "10.7.7.7"))
+        flood.append(ident)
+    assert store.total_bytes() <= 600_000
+    assert store.has(lesson)
+    assert not store.has(flood[0])
+
+
+def test_an_owners_own_views_count_for_no_viewer(tmp_path):
+    limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=350_000)
+    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    alice = store.owner("session:alice", "10.0.0.1")
+    bob = store.owner("session:bob", "10.0.0.2")
+    shared, _ = store.put("bob's", _incompressible_trace(200), owner=bob)
+    store.viewed(shared, store.owner("session:carol", "10.0.0.3"))  # once, and first
+    own, _ = store.put("alice's", _incompressible_trace(200), owner=alice)
+    for viewer in (
+        alice,
+        store.owner("session:fresh-cookie", "10.0.0.1"),  # her address
+        store.owner("session:alice", "192.0.2.9"),  # her session, from home
+    ):
+        store.viewed(own, viewer)
+        store.viewed(own, viewer)
+    store.put("a third", _incompressible_trace(200), pinned=True)  # one of the two must go
+    assert store.has(shared)
+    assert not store.has(own)
+
+
+def test_a_traces_viewers_are_counted_up_to_a_bound(tmp_path, monkeypatch):
+    monkeypatch.setattr("app.store.MAX_VIEWERS", 3)
+    store = Store(tmp_path / "traces.db", owner_key=b"k")
+    ident, _ = store.put("x = 1", {})
+    for address in [*_addresses(5), *_addresses(5)]:
+        store.viewed(ident, store.owner(None, address))
+    db = sqlite3.connect(tmp_path / "traces.db")
+    assert db.execute("SELECT viewers FROM traces").fetchone() == (3,)
+    assert db.execute("SELECT count(*) FROM viewers").fetchone() == (3,)
+
+
+def test_an_owner_past_its_share_of_the_store_loses_its_own_least_seen_traces(tmp_path):
+    limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=10_000_000, owner_share_percent=5)
+    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    teacher = store.owner("session:teacher", "10.0.0.1")
+    lesson, _ = store.put("the teacher's example", _incompressible_trace(200), owner=teacher)
+    mallory = store.owner("session:mallory", "10.6.6.6")
+    flood = []
+    for n in range(8):  # about 1.1 MB, twice its share
+        ident, _ = store.put(f"flood {n}", _incompressible_trace(200), owner=mallory)
+        flood.append(ident)
+        if n == 0:
+            store.viewed(ident, store.owner(None, "10.0.0.3"))  # the one another client opened
+    held = sqlite3.connect(tmp_path / "traces.db").execute(
+        "SELECT total(size) FROM traces WHERE address = ?", (mallory.address,)
+    )
+    assert held.fetchone()[0] <= 500_000 + 140_000  # its share, and the trace just stored
+    assert store.has(lesson) and store.has(flood[0]) and store.has(flood[-1])
+    assert not store.has(flood[1])
+
+
 def test_a_version_1_database_is_migrated_with_nothing_lost(tmp_path):
     path = tmp_path / "traces.db"
     old = sqlite3.connect(path)
@@ -205,3 +282,48 @@ def test_an_examples_trace_is_pinned_however_its_lines_end(tmp_path):
         client.post("/run", data={"code": code})
     rows = sqlite3.connect(db).execute("SELECT pinned, session, address FROM traces").fetchall()
     assert rows == [(1, None, None)]  # the site's: nobody's quota, never evicted
+
+
+def test_a_version_2_databases_views_become_one_viewer_each(tmp_path):
+    path = tmp_path / "traces.db"
+    old = sqlite3.connect(path)
+    old.executescript(VERSION_2)
+    for ident, views in (("seen", 5), ("unseen", 0)):
+        old.execute(
+            "INSERT INTO traces (id, code, engine, trace, size, created, views, last_viewed)"
+            " VALUES (?, ?, 'e', ?, 10, 1.0, ?, ?)",
+            (ident, ident, zlib.compress(b"{}"), views, 2.0 if views else None),
+        )
+    old.commit()
+    old.close()
+    store = Store(path, StoreLimits(unviewed_seconds=1), owner_key=b"k")
+    assert store.has("seen") and not store.has("unseen")  # swept, as version 2 would have
+    store.viewed("seen", store.owner(None, "10.0.0.1"))
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT viewers FROM traces WHERE id = 'seen'").fetchone() == (2,)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+VERSION_2 = """
+CREATE TABLE traces (
+    id TEXT PRIMARY KEY, code TEXT NOT NULL, engine TEXT NOT NULL, trace BLOB NOT NULL,
+    size INTEGER NOT NULL, created REAL NOT NULL, session TEXT, address TEXT,
+    pinned INTEGER NOT NULL DEFAULT 0, views INTEGER NOT NULL DEFAULT 0, last_viewed REAL
+);
+CREATE INDEX traces_by_session ON traces (session, created);
+CREATE INDEX traces_by_address ON traces (address, created);
+CREATE INDEX traces_by_age ON traces (pinned, views, created);
+PRAGMA user_version = 2;
+"""
+
+
+def test_a_read_through_the_service_counts_its_reader_unless_it_is_the_owner(tmp_path):
+    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    store, traces = app.state.store, app.state.traces
+    ident, _ = store.put("x = 1", {}, owner=store.owner("session:alice", "10.0.0.1"))
+    traces.fetch_json(ident, viewer=Requester("session:alice", "10.0.0.1"))
+    traces.fetch_json(ident, viewer=Requester("session:bob", "10.0.0.2"))
+    traces.fetch_json(ident)  # a reader nobody knows: seen, by no one counted
+    row = sqlite3.connect(tmp_path / "traces.db").execute("SELECT viewers, last_viewed FROM traces")
+    viewers, last_viewed = row.fetchone()
+    assert viewers == 1 and last_viewed is not None
