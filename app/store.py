@@ -149,12 +149,13 @@ class Store:
         self, code: str, trace: dict, *, owner: Owner | None = None, pinned: bool = False
     ) -> tuple[str, dict]:
         """Store a trace; returns its id and the trace as kept (cut if it was too large).
-        Storing the same code twice keeps the first; pinning an existing trace pins it. An
-        owner's address past its share of the store loses its own least seen traces; the trace
-        just stored is never evicted by its own put."""
+        Storing the same code twice keeps the first; pinning an existing trace pins it. A
+        pinned trace is nobody's (as `pin` says). An owner's address past its share of the
+        store loses its own least seen traces; the trace just stored is never evicted by its
+        own put."""
         ident = trace_id(code)
         blob, trace = self._fit(trace)
-        owner = owner or Owner(None, None)
+        owner = Owner(None, None) if pinned or owner is None else owner
         with self._write_lock:
             db = self._connection()
             inserted = db.execute(

@@ -263,6 +263,16 @@ def _flood(store: Store, traces: int) -> None:
         store.viewed(ident)
 
 
+def test_a_pinned_trace_is_nobodys_and_outside_every_share(tmp_path):
+    limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=1_000_000, owner_share_percent=10)
+    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    alice = store.owner("session:alice", "10.0.0.1")
+    lesson, _ = store.put("a lesson", _incompressible_trace(200), owner=alice, pinned=True)
+    mine, _ = store.put("alice's", _incompressible_trace(50), owner=alice)
+    assert store.usage(alice, since=0)[1].traces == 1
+    assert store.has(lesson) and store.has(mine)
+
+
 def test_a_lessons_trace_outlives_a_flood_of_the_store(tmp_path):
     db = tmp_path / "traces.db"
     app = create_app(Settings(db_path=db, session_secret="s", max_store_mib=1))
