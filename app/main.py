@@ -24,6 +24,7 @@ from app import execution, sessions, templating
 from app.body_limit import BodyLimit
 from app.client_address import client_address, client_scheme, limit_key
 from app.config import MIB, ROOT, Settings
+from app.disconnect import CancelOnDisconnect
 from app.head import HeadAsGet
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
 from app.lessons.library import Shelf
@@ -112,6 +113,8 @@ def create_app(
         idle_seconds=settings.body_idle_seconds,
         deadline_seconds=settings.body_deadline_seconds,
     )
+    # outside the body's limits: a request stops once its body is in and its client has gone
+    app.add_middleware(CancelOnDisconnect)
     app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)
     # answers over 1 KB compressed (level 6: nearly 9's size in a fraction of its time);
     # inside name_the_client, which streams what it passes on: compressed whole, an answer

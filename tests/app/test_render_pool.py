@@ -237,6 +237,35 @@ def test_the_cache_draws_a_popular_page_once(seed):
     assert 0 < cache.bytes <= cache.max_bytes
 
 
+def test_a_render_goes_on_while_anyone_waits_and_stops_when_all_have_gone(seed):
+    """One visitor leaving does not stop a shared render; the last one leaving cancels it, and
+    the worker drawing it is stopped rather than left to finish for nobody."""
+
+    async def body(pool):
+        cache = PageCache()
+        await pool.start()
+        first_pids = pool.pids
+
+        def produce():
+            return pool.run({"kind": "sleep", "seconds": 30}, budget=60)
+
+        waiters = [asyncio.ensure_future(cache.get("slow", produce)) for _ in range(2)]
+        await asyncio.sleep(0.5)
+        waiters[0].cancel()
+        await asyncio.sleep(0.2)
+        still_drawing = cache.in_flight
+        waiters[1].cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        await asyncio.sleep(0.5)
+        # the worker was stopped: a new one draws the next page at once
+        page = await asyncio.wait_for(pool.page(seed, "abc", ()), 20)
+        return still_drawing, cache.in_flight, first_pids, pool.pids, page
+
+    still_drawing, after, first_pids, pids, page = _run(_settings(), body)
+    assert still_drawing == 1 and after == 0
+    assert pids and pids != first_pids and page["rendered"]["step_count"]
+
+
 def test_the_cache_is_bounded_by_bytes_and_remembers_failures():
     async def body():
         cache = PageCache(max_bytes=100, size_of=len)
