@@ -28,6 +28,7 @@ from app.disconnect import CancelOnDisconnect
 from app.head import HeadAsGet
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
 from app.lessons.library import Shelf
+from app.not_found import NotFoundThrottle
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
 from app.render_pool import RenderBusy, RenderPool, RenderSettings
@@ -120,6 +121,8 @@ def create_app(
     # inside name_the_client, which streams what it passes on: compressed whole, an answer
     # keeps its Content-Length
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
+    # inside name_the_client, whose requester it counts by: a run of unknown traces is a 429
+    app.add_middleware(NotFoundThrottle)
     app.mount("/static", CachedStaticFiles(directory=ROOT / "static"), name="static")
     # before the pages: `/t/{id}` would take `/t/{id}.png` for an id
     app.include_router(exports.router)

@@ -26,11 +26,12 @@ from app.page_cache import PageCache
 from app.render_pool import RawJSON, RenderPool, TooLargeToDraw
 from app.sandbox import Requester, statuses
 from app.shares import Shares
-from app.store import ID_LENGTH, Owner, Store, trace_id
+from app.store import ID_LENGTH, Owner, Store
 
 log = logging.getLogger("gradtrace")
 
-# what a trace id can be (store.trace_id): anything else is unknown without asking the store
+# what a trace id can be (Store.public_id, or an older trace's trace_id): anything else is
+# unknown without asking the store
 _TRACE_ID = re.compile(rf"[a-z2-7]{{{ID_LENGTH}}}")
 
 # Endings that say more about the server's load than about the code: not kept, so the same
@@ -89,19 +90,18 @@ class Traces:
         Raises OverQuota before running when the requester has stored too much lately, and
         SandboxBusy when the sandbox has no room."""
         site = site or examples.is_example(code)
-        ident = trace_id(code)
-        stored = await asyncio.to_thread(self.store.get, ident)
-        if stored is not None:
+        found = await asyncio.to_thread(self.store.find, code)
+        if found is not None:
             if site:  # stored by someone before the site showed it
-                await asyncio.to_thread(self.store.pin, ident)
-            return ident, stored
+                await asyncio.to_thread(self.store.pin, found[0])
+            return found
         owner = None
         if not site:
             owner = self.store.owner(requester.session, requester.address)
             await asyncio.to_thread(self._check_quota, owner)
         trace = await execution.run_snippet_async(code, requester)
         if trace["outcome"]["status"] in TRANSIENT:
-            return ident, trace
+            return self.store.public_id(code), trace  # an id nothing answers at, yet
         return await asyncio.to_thread(self.store.put, code, trace, owner=owner, pinned=site)
 
     def _check_quota(self, owner: Owner) -> None:

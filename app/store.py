@@ -1,8 +1,11 @@
-"""Stored traces: SQLite, one row per snippet, keyed by a hash of the code and the engine version.
+"""Stored traces: SQLite, one row per snippet, found by a hash of the code and the engine version.
 
-The same code always gets the same id, so a stored trace is never run again on view. Writes are
-committed in WAL mode with synchronous=FULL before they are acknowledged: a killed server loses
-nothing it answered for. The files are the server's alone (0600, in a 0700 folder).
+The same code is never run twice: its hash finds its stored trace. That hash stays inside; a
+trace's public id, which its links name, is a MAC of it keyed with the server's secret, so
+knowing a snippet tells nobody its id, nor whether anyone ran it (traces stored before ids were
+keyed answer at their old id, their hash). Writes are committed in WAL mode with
+synchronous=FULL before they are acknowledged: a killed server loses nothing it answered for.
+The files are the server's alone (0600, in a 0700 folder).
 
 The store is bounded, because anyone can add to it (docs/storage.md):
 - each trace is kept zlib-compressed, and at most `max_trace_bytes` of it: a larger one is kept
@@ -33,10 +36,11 @@ import engine
 from app import trace_cut
 from app.sandbox import statuses
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
-    id TEXT PRIMARY KEY,
+    id TEXT PRIMARY KEY,           -- public: what links name
+    hash TEXT NOT NULL,            -- trace_id(code): what finds it again, never shown
     code TEXT NOT NULL,
     engine TEXT NOT NULL,
     trace BLOB NOT NULL,           -- zlib-compressed JSON
@@ -48,6 +52,7 @@ CREATE TABLE IF NOT EXISTS traces (
     viewers INTEGER NOT NULL DEFAULT 0,  -- how many others opened it: at most MAX_VIEWERS
     last_viewed REAL               -- by anyone, its owner too
 );
+CREATE UNIQUE INDEX IF NOT EXISTS traces_by_hash ON traces (hash);
 CREATE INDEX IF NOT EXISTS traces_by_session ON traces (session, created);
 CREATE INDEX IF NOT EXISTS traces_by_address ON traces (address, created, size);
 CREATE INDEX IF NOT EXISTS traces_by_worth
@@ -62,7 +67,7 @@ CREATE TABLE IF NOT EXISTS viewers (
 ) WITHOUT ROWID;
 """
 
-ID_LENGTH = 16  # base32 characters: 80 bits, plenty for content addressing
+ID_LENGTH = 16  # base32 characters: 80 bits, past guessing and plenty for content addressing
 SWEEP_EVERY = 3600.0  # seconds between sweeps for unseen traces, done by the next write
 COMPRESSION = 6  # zlib's default: a 14 MiB trace in about a tenth of a second, to a tenth
 # Viewers counted per trace: eviction compares small counts (a flood's none or one against a
@@ -73,7 +78,9 @@ LEAST_SEEN = "ORDER BY viewers, coalesce(last_viewed, created)"
 
 
 def trace_id(code: str, engine_version: str = engine.__version__) -> str:
-    """The id a snippet's trace is stored under: the same code, the same id."""
+    """The hash a snippet's trace is found by: the same code, the same hash. Anyone can work
+    it out, so it names no trace to the outside (Store.public_id) but those stored before ids
+    were keyed, whose id it was. The command line names a trace it exports by it."""
     digest = hashlib.sha256(f"{engine_version}\0{code}".encode()).digest()
     return base64.b32encode(digest).decode("ascii").lower()[:ID_LENGTH]
 
@@ -113,7 +120,7 @@ class Store:
     ) -> None:
         self.path = Path(path)
         self.limits = limits or StoreLimits()
-        self._owner_key = owner_key
+        self._key = owner_key[:64]  # the session secret: BLAKE2 takes 64 bytes of key
         _private_file(self.path)
         self._local = threading.local()
         self._write_lock = threading.Lock()  # the running total and eviction
@@ -138,39 +145,52 @@ class Store:
         """An owner whose session and address are keyed hashes: the store keeps no address."""
 
         def keyed(value: str | None) -> str | None:
-            if value is None:
-                return None
-            digest = hashlib.blake2b(value.encode(), key=self._owner_key[:64], digest_size=12)
-            return digest.hexdigest()
+            return None if value is None else self._keyed(value, b"", 12).hex()
 
         return Owner(keyed(session), keyed(address))
+
+    def public_id(self, code: str) -> str:
+        """The id a new trace of `code` is stored under, and its links name: a keyed MAC of its
+        hash, so it proves nothing. The same code, the same id, while the key stays the same
+        (and a stored trace keeps its id whatever the key becomes)."""
+        digest = self._keyed(trace_id(code), b"public id", ID_LENGTH * 5 // 8)
+        return base64.b32encode(digest).decode("ascii").lower()
+
+    def _keyed(self, value: str, purpose: bytes, size: int) -> bytes:
+        # BLAKE2's own MAC; `purpose` (its personalization) keeps one use's values from another's
+        return hashlib.blake2b(
+            value.encode(), key=self._key, person=purpose, digest_size=size
+        ).digest()
 
     def put(
         self, code: str, trace: dict, *, owner: Owner | None = None, pinned: bool = False
     ) -> tuple[str, dict]:
-        """Store a trace; returns its id and the trace as kept (cut if it was too large).
-        Storing the same code twice keeps the first; pinning an existing trace pins it. A
-        pinned trace is nobody's (as `pin` says). An owner's address past its share of the
-        store loses its own least seen traces; the trace just stored is never evicted by its
-        own put."""
-        ident = trace_id(code)
+        """Store a trace; returns its public id and the trace as kept (cut if it was too large).
+        Storing the same code twice keeps the first, and its id; pinning an existing trace
+        pins it. A pinned trace is nobody's (as `pin` says). An owner's address past its share
+        of the store loses its own least seen traces; the trace just stored is never evicted
+        by its own put."""
+        ident, found_by = self.public_id(code), trace_id(code)
         blob, trace = self._fit(trace)
         owner = Owner(None, None) if pinned or owner is None else owner
         with self._write_lock:
             db = self._connection()
             inserted = db.execute(
                 "INSERT OR IGNORE INTO traces"
-                " (id, code, engine, trace, size, created, session, address, pinned)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (ident, code, engine.__version__, blob, len(blob), time.time(),
+                " (id, hash, code, engine, trace, size, created, session, address, pinned)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (ident, found_by, code, engine.__version__, blob, len(blob), time.time(),
                  owner.session, owner.address, int(pinned)),
             ).rowcount  # fmt: skip
             if inserted:
                 self._total += len(blob)
                 if owner.address is not None:
                     self._keep_share_locked(owner.address, ident)
-            elif pinned:
-                self.pin(ident)
+            else:
+                query = "SELECT id FROM traces WHERE hash = ?"
+                (ident,) = db.execute(query, (found_by,)).fetchone()
+                if pinned:
+                    self.pin(ident)
             now = time.time()
             if self._total > self.limits.max_total_bytes or now >= self._next_sweep:
                 self._evict_locked(now, spared=ident)
@@ -198,6 +218,12 @@ class Store:
         return (last[1] if last[0] is fitted else _compress(fitted)), fitted
 
     # ***** reading *****
+
+    def find(self, code: str) -> tuple[str, dict] | None:
+        """The stored trace of `code` and its public id, or None."""
+        query = "SELECT id, trace FROM traces WHERE hash = ?"
+        row = self._connection().execute(query, (trace_id(code),)).fetchone()
+        return None if row is None else (row[0], json.loads(zlib.decompress(row[1])))
 
     def get_json(self, ident: str) -> str | None:
         """The stored trace as JSON text, or None for an unknown id."""
@@ -357,7 +383,7 @@ def _private_file(path: Path) -> None:
 
 def _migrate(db: sqlite3.Connection) -> None:
     """Bring an older database up to SCHEMA_VERSION: version 1 kept plain JSON text, version 2
-    counted every read as a view."""
+    counted every read as a view, and before version 4 a trace's id was its hash."""
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version >= SCHEMA_VERSION:
         return
@@ -370,18 +396,22 @@ def _migrate(db: sqlite3.Connection) -> None:
         for ident, code, engine_version, text, created in rows:
             blob = zlib.compress(text.encode(), COMPRESSION)
             db.execute(
-                "INSERT INTO traces (id, code, engine, trace, size, created, viewers)"
-                " VALUES (?, ?, ?, ?, ?, ?, 1)",  # older traces count as seen: keep them
-                (ident, code, engine_version, blob, len(blob), created),
+                "INSERT INTO traces (id, hash, code, engine, trace, size, created, viewers)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 1)",  # older traces count as seen: keep them
+                (ident, ident, code, engine_version, blob, len(blob), created),
             )
         db.execute("DROP TABLE traces_v1")
-    elif "views" in columns:
+    if "views" in columns:
         # Its views say someone looked, not how many did (a loop of reads made any count):
         # one viewer each, for those seen at all.
         db.execute("ALTER TABLE traces RENAME COLUMN views TO viewers")
         db.execute("UPDATE traces SET viewers = min(viewers, 1)")
         db.execute("DROP INDEX traces_by_age")
         db.execute("DROP INDEX traces_by_address")  # made again, with the sizes
+    if "size" in columns and "hash" not in columns:
+        # its ids were hashes: each trace keeps answering at its own, and is found by it
+        db.execute("ALTER TABLE traces ADD COLUMN hash TEXT")
+        db.execute("UPDATE traces SET hash = id")
     _create(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     db.execute("COMMIT")

@@ -169,6 +169,9 @@ def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
                 answer = client.get(f"/api/traces/{ident}")
                 assert answer.status_code == 200, f"{ident} was acknowledged, then lost"
                 assert answer.json() == trace
+            # the same code finds its stored trace again, under the id it was answered with
+            again = client.post("/api/traces", json={"code": codes[0]})
+            assert again.json()["id"] == answers[0].json()["id"]
         second.stop()
         assert second.strays() == [], "processes outlived the stopped server"
     finally:

@@ -191,12 +191,12 @@ def test_an_old_engines_trace_is_run_again_by_todays(client, monkeypatch):
     monkeypatch.setattr(app.store, "trace_id", real_id)
     store._connection().execute("UPDATE traces SET engine = ? WHERE id = ?", ("old", old))
     store._connection().commit()
-    assert old != real_id(code)
+    assert old != store.public_id(code)
 
     moved = client.get(f"/t/{old}", follow_redirects=False)
     assert moved.status_code == 307
-    assert moved.headers["location"] == f"/t/{real_id(code)}"
-    assert store.engine_of(real_id(code)) == engine.__version__
+    assert moved.headers["location"] == f"/t/{store.public_id(code)}"
+    assert store.engine_of(store.public_id(code)) == engine.__version__
     assert client.get(f"/t/{old}").status_code == 200  # followed: the fresh trace's page
     # a trace of today's engine stays where it is
-    assert client.get(f"/t/{real_id(code)}", follow_redirects=False).status_code == 200
+    assert client.get(f"/t/{store.public_id(code)}", follow_redirects=False).status_code == 200

@@ -12,6 +12,7 @@ import zlib
 
 from fastapi.testclient import TestClient
 
+import engine
 from app.config import Settings
 from app.examples import DEFAULT
 from app.main import create_app
@@ -24,6 +25,29 @@ def test_the_same_code_gets_the_same_id_and_other_code_another():
     assert trace_id("print(1)") == trace_id("print(1)")
     assert trace_id("print(1)") != trace_id("print(2)")
     assert trace_id("print(1)", "2.13.0+gradtrace") != trace_id("print(1)", "other-engine")
+
+
+def test_a_public_id_is_keyed_and_is_not_the_codes_hash(tmp_path):
+    one = Store(tmp_path / "one.db", owner_key=b"one secret")
+    other = Store(tmp_path / "other.db", owner_key=b"another")
+    ident, _ = one.put("print(1)", {"n": 1})
+    assert ident == one.public_id("print(1)") != other.public_id("print(1)")
+    assert ident != trace_id("print(1)") and len(ident) == len(trace_id("print(1)"))
+    assert one.find("print(1)") == (ident, {"n": 1})
+    assert one.find("print(2)") is None
+
+
+def test_the_same_code_run_twice_keeps_one_id_and_its_hash_finds_nothing(tmp_path):
+    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    with TestClient(app, base_url="http://localhost") as client:
+        first = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
+        again = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
+        assert first == again
+        assert client.get(f"/api/traces/{first}").status_code == 200
+        guessed = trace_id("print(1)")  # what anyone could work out from the code
+        assert guessed != first
+        assert client.get(f"/api/traces/{guessed}").status_code == 404
+        assert client.get(f"/t/{guessed}").status_code == 404
 
 
 def test_a_trace_round_trips_through_the_file(tmp_path):
@@ -337,3 +361,28 @@ def test_a_read_through_the_service_counts_its_reader_unless_it_is_the_owner(tmp
     row = sqlite3.connect(tmp_path / "traces.db").execute("SELECT viewers, last_viewed FROM traces")
     viewers, last_viewed = row.fetchone()
     assert viewers == 1 and last_viewed is not None
+
+
+def test_traces_stored_before_ids_were_keyed_keep_their_ids_and_new_ones_do_not_get_such(
+    tmp_path,
+):
+    path = tmp_path / "traces.db"
+    old = sqlite3.connect(path)
+    old.executescript(VERSION_2)
+    code = "print(1)"
+    blob = zlib.compress(json.dumps({"code": code, "stdout": "1"}).encode())
+    old.execute(
+        "INSERT INTO traces (id, code, engine, trace, size, created, views)"
+        " VALUES (?, ?, ?, ?, ?, ?, 1)",
+        (trace_id(code), code, engine.__version__, blob, len(blob), 1e12),
+    )
+    old.commit()
+    old.close()
+    app = create_app(Settings(db_path=path, session_secret="s"))
+    with TestClient(app, base_url="http://localhost") as client:
+        assert client.get(f"/api/traces/{trace_id(code)}").json()["stdout"] == "1"
+        again = client.post("/api/traces", json={"code": code}).json()
+        assert again["id"] == trace_id(code) and again["trace"]["stdout"] == "1"  # not run again
+        new = client.post("/api/traces", json={"code": "print(2)"}).json()["id"]
+        assert new != trace_id("print(2)")
+        assert client.get(f"/api/traces/{trace_id('print(2)')}").status_code == 404

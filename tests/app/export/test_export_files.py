@@ -228,7 +228,10 @@ def test_a_trace_recorded_by_an_older_engine_moves_to_todays_run_keeping_the_que
     today = client.post("/api/traces", json={"code": code}).json()["id"]
     older = trace_id(code, "2.13.0+gradtrace.0")
     with sqlite3.connect(app.state.settings.db_path) as db:  # as an older server stored it
-        db.execute("UPDATE traces SET id = ?, engine = ? WHERE id = ?", (older, "old", today))
+        db.execute(
+            "UPDATE traces SET id = ?, hash = ?, engine = ? WHERE id = ?",
+            (older, older, "old", today),
+        )
     for path in (f"/t/{older}/export.gif?from=1&to=2", f"/t/{older}.png?step=2"):
         answer = client.get(path, follow_redirects=False)
         assert answer.status_code == 307
