@@ -48,6 +48,9 @@ class Settings:
     )  # the web's limit starts as the sandbox's
     # ***** sessions: an anonymous id in a signed cookie *****
     session_secret: str = ""  # empty: a random key kept in session.key beside the database
+    # new sessions each address may be given at once, and then per hour (app/sessions.py)
+    session_mints_burst: int = 60
+    session_mints_per_hour: float = 60.0
     # ***** new traces each session and each address may store, per window *****
     quota_window_seconds: float = 3600.0
     session_quota_traces: int = 300

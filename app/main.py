@@ -79,6 +79,7 @@ def create_app(
     app.state.settings = settings
     secret = sessions.secret_for(settings.session_secret, settings.db_path)
     app.state.sessions = sessions.Sessions(secret)
+    mints = sessions.MintBudget(settings.session_mints_burst, settings.session_mints_per_hour)
     store_limits = StoreLimits(
         max_trace_bytes=settings.max_stored_trace_mib * MIB,
         max_total_bytes=settings.max_store_mib * MIB,
@@ -149,7 +150,7 @@ def create_app(
         shared = "public" in response.headers.get("cache-control", "")
         # nor an embed: it only reads, and framed by another site its cookie is third-party,
         # which browsers block (or keep apart per site); it must work, and does, without one
-        if known is None and not shared and not frameable(request.url.path):
+        if known is None and not shared and not frameable(request.url.path) and mints.take(address):
             _, cookie = app.state.sessions.mint()
             app.state.sessions.set_cookie(response, cookie, secure=scheme == "https")
         return response

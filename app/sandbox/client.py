@@ -542,7 +542,11 @@ class SandboxClient:
             run.future.add_done_callback(lambda _: self.admission.leave(ticket))
             self._dispatch(run)
 
-        run.future.ticket = self.admission.enter(client, start)
+        def refuse(error: SandboxBusy) -> None:  # its place went to a fairer claim
+            if not run.future.done():
+                run.future.set_exception(error)
+
+        run.future.ticket = self.admission.enter(client, start, refuse)
 
     async def run(self, code: str, client: str = "local", limits: dict | None = None) -> dict:
         """The trace of `code`, awaited; raises SandboxBusy when the server is full."""

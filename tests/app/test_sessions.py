@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from app import execution
 from app.config import Networks, Settings
 from app.main import create_app
-from app.sessions import COOKIE, Sessions
+from app.sessions import COOKIE, MintBudget, Sessions
 from engine.tracer import trace_snippet
 
 
@@ -136,3 +136,35 @@ def test_an_ipv6_client_is_one_address_for_its_whole_64(tmp_path, seen):
     assert post_from("2001:db8:1:1::2", 3).status_code == 429
     assert post_from("2001:db8:1:2::1", 4).status_code == 200
     assert {requester.address for requester in seen} == {"2001:db8:1:1::/64", "2001:db8:1:2::/64"}
+
+
+def test_an_address_is_given_only_so_many_new_sessions(tmp_path):
+    """Cookies minted by the hundred would each be a client of its own: past the budget, a
+    cookieless request gets none, and counts as its address."""
+    settings = Settings(
+        db_path=tmp_path / "traces.db",
+        session_secret="s",
+        session_mints_burst=5,
+        session_mints_per_hour=1,
+        trusted_proxies=Networks("127.0.0.1"),
+    )
+    app = create_app(settings)
+
+    def visit(address: str):
+        proxy = TestClient(app, base_url="http://localhost", client=("127.0.0.1", 40000))
+        return proxy.get("/", headers={"X-Forwarded-For": address})
+
+    given = [COOKIE in visit("203.0.113.9").cookies for _ in range(8)]
+    assert given == [True] * 5 + [False] * 3
+    assert COOKIE in visit("203.0.113.10").cookies  # another address has its own budget
+
+
+def test_mint_budgets_refill_and_forget_full_buckets():
+    now = [0.0]
+    budget = MintBudget(burst=2, per_hour=3600, clock=lambda: now[0])
+    assert [budget.take("a") for _ in range(3)] == [True, True, False]
+    now[0] += 1.0  # one more a second
+    assert budget.take("a") and not budget.take("a")
+    for n in range(MintBudget.KEPT + 1):
+        budget.take(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}")
+    assert len(budget) <= MintBudget.KEPT
