@@ -107,6 +107,7 @@ def _export(args: argparse.Namespace) -> int:
     _warn_if_weak()
     trace = execution.run_snippet(code)
     wanted = ExportRequest.checked(args.format, args.view, args.theme, args.first, args.last)
+    failed = None
     with tqdm(desc=f"drawing {output.name}", unit="step", disable=_quiet(args.progress)) as bar:
 
         def progress(done: int, total: int) -> None:
@@ -116,13 +117,28 @@ def _export(args: argparse.Namespace) -> int:
         try:
             data = export(trace, trace_id(code), wanted, progress=progress)
         except (BadOption, ExportUnavailable) as problem:
-            print(f"gradtrace: {problem}", file=sys.stderr)
-            return 2
-    output.write_bytes(data)
+            failed = str(problem), 2
+        # any other failure is this command's, and says what failed, not where (a traceback)
+        except Exception as error:
+            failed = f"could not draw {output.name}: {_one_line(error)}", 1
+    if failed is None:
+        try:
+            output.write_bytes(data)
+        except OSError as error:
+            failed = f"cannot write {output}: {_one_line(error)}", 1
+    if failed is not None:  # after the progress bar has closed its line
+        print(f"gradtrace: {failed[0]}", file=sys.stderr)
+        return failed[1]
     outcome = trace["outcome"]
     ending = "" if outcome["status"] == "ok" else f" (the run ended: {outcome['status']})"
     print(f"{output}: {len(data):,} bytes{ending}", file=sys.stderr)
     return 0
+
+
+def _one_line(error: Exception) -> str:
+    """`Type: message` on one line, as the end of a traceback says it."""
+    message = " ".join(str(error).split())
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def _quiet(progress: bool | None) -> bool | None:

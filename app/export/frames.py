@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from app.export.options import StepRange
 from app.render.layout import SVG
 from app.render.playback import paper_windows, still
+from app.render.visible import visible
 
 # A frame is a slide of PowerPoint's 16:9 size (13.33 × 7.5 in), in points: a label at 9 pt
 # is 1/107 of the slide's width, on any screen it is projected on
@@ -125,10 +126,11 @@ def _without_hidden(drawing: ET.Element) -> ET.Element:
 
 def _caption_lines(step: dict, steps: StepRange, width: float) -> list[list[tuple[str, bool]]]:
     """The heading ("Step 3 of 11 · forward") and the narration, wrapped to `width` points,
-    as lines of (text, is_code) runs: the narration's `quoted` parts are code."""
+    as lines of (text, is_code) runs: the narration's `quoted` parts are code. It quotes what
+    the snippet printed and raised, so it is made visible first, and wrapped as it is drawn."""
     heading = [(f"Step {step['index'] + 1} of {steps.total} · {step['phase']}", False)]
     columns = max(20, int(width / (CAPTION_SIZE * SANS_ADVANCE)))
-    runs = _runs(step["text"])
+    runs = _runs(visible(step["text"]))
     # wrap the plain text, then cut it back into runs; code keeps its backticks' boundaries
     flat = "".join(" " if char.isspace() else char for text, _ in runs for char in text)
     code_at = [is_code for text, is_code in runs for _ in text]

@@ -14,6 +14,7 @@ from app import templating
 from app.export.bundle import bundle, styles
 from app.export.options import ExportRequest
 from app.render.page import drawn_page
+from app.render.visible import visible
 
 STYLESHEETS = ("style.css", "player.css", "embed.css")
 # inlined, a script ends at the first `</script` and a stylesheet at `</style`, whatever
@@ -24,7 +25,7 @@ _END_SCRIPT = re.compile(r"</(script)", re.I)
 def standalone_html(
     trace: dict, ident: str, request: ExportRequest, live_url: str | None = None
 ) -> str:
-    context = drawn_page(trace, ident)
+    context = drawn_page(_visibly(trace), ident)
     steps = request.steps(context["rendered"]["step_count"])
     attributes = {"data-view": request.view, "data-from": steps.first, "data-to": steps.last}
     script = _END_SCRIPT.sub(r"<\\/\1", bundle("player.js"))
@@ -43,3 +44,17 @@ def standalone_html(
             script=script,
         )
     )
+
+
+def _visibly(value):
+    """`value` (the trace, or any part of it) with each of its texts made visible
+    (app/render/visible.py). The file shows what the snippet named, printed and raised, in its
+    drawings, its steps' words and its output; and the player counts how much of the output
+    each step printed in the text the file holds, so the trace is made visible, not the page."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {key: _visibly(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_visibly(item) for item in value]
+    return value

@@ -9,8 +9,9 @@ text each will ever hold; then the SVG is rewritten:
   as steps play) or `grad` (a gradient, empty until backward reaches it). Edges that carry a
   gradient get an empty `grad` text at their middle;
 - every text is written by ElementTree, so labels taken from user code (`<script>`, quotes,
-  backslashes, any Unicode) stay text; Graphviz sees them only to measure them, through
-  `_measure`, which leaves nothing it would interpret;
+  backslashes, any Unicode) stay text, with what XML cannot hold or a reader cannot see written
+  out (app/render/visible.py); Graphviz sees them only to measure them, through `_measure`,
+  which leaves nothing it would interpret;
 - Graphviz names nodes and edges by our ids only, checked against SAFE_ID here whatever the
   trace's validation said: a node name is text Graphviz expands (`\\N` in a label is the node's
   name), so a hostile name could make one label megabytes long;
@@ -28,6 +29,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from app.render.graph import Edge, Element, Graph
+from app.render.visible import visible
 
 SVG = "http://www.w3.org/2000/svg"
 XLINK = "http://www.w3.org/1999/xlink"
@@ -158,7 +160,7 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
         attrs = {**_EDGE_STYLE.get(edge.classes[0], {})}
         grad = texts.get(edge.id, {}).get("grad")
         if grad:  # a label Graphviz places itself, so that it keeps clear of every node
-            attrs.update(label=_measure(grad), fontsize=str(FONT_SIZE - 1))
+            attrs.update(label=_measure(visible(grad)), fontsize=str(FONT_SIZE - 1))
         if edge.back:
             attrs["dir"] = "back"
         if not edge.arrow:
@@ -208,13 +210,14 @@ def _hub_edges(graph: Graph) -> list[str]:
 
 
 def _slots(element: Element, texts: dict[str, str]) -> list[tuple[str, str]]:
-    """(class, text to size for) for each line of a node's label."""
+    """(class, text to size for) for each line of a node's label, as it is drawn: labels,
+    values and gradients ("∂b/∂x") hold names from the snippet, escapes and all."""
     lines = [("label", element.lines[0])] + [("sub", line) for line in element.lines[1:]]
     if element.value is not None:
-        lines.append(("value", _longest(element.value, texts.get("value", ""))))
+        lines.append(("value", _longest(visible(element.value), visible(texts.get("value", "")))))
     if texts.get("grad"):
         lines.append(("grad", texts["grad"]))
-    return lines
+    return [(slot, visible(text)) for slot, text in lines]
 
 
 def _longest(a: str, b: str) -> str:
@@ -359,12 +362,12 @@ def _node(group: ET.Element, element: Element, texts: dict[str, str], ns: str) -
     if element.members:
         group.set("data-group", " ".join(element.members))
     title = ET.Element(f"{ns}title")
-    title.text = element.title or element.lines[0]
+    title.text = visible(element.title or element.lines[0])
     group.insert(0, title)
     lines = _slots(element, texts)
     shown = [text for _, text in lines]
     shown[len(element.lines) :] = [
-        element.value if cls == "value" else "" for cls, _ in lines[len(element.lines) :]
+        visible(element.value) if cls == "value" else "" for cls, _ in lines[len(element.lines) :]
     ]
     for line, node, (cls, _) in zip(shown, group.findall(f"{ns}text"), lines, strict=False):
         node.set("class", cls)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from app.render.layout import SVG
+from app.render.visible import visible
 
 STYLE = """
 .hidden { visibility: hidden; }
@@ -142,10 +143,11 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
         for text in group.findall(f"{ns}text"):
             slot = text.get("class")
             texts = state.values if slot == "value" else state.grads if slot == "grad" else {}
-            if gid in texts and texts[gid] != (text.text or ""):
+            # a value or a gradient names what the snippet named (∂b/∂x): visible, as labels
+            if gid in texts and (shown := visible(texts[gid])) != (text.text or ""):
                 if not standalone:
                     text.set("data-start", text.text or "")
-                text.text = texts[gid]
+                text.text = shown
     return ET.tostring(root, encoding="unicode")
 
 

@@ -15,7 +15,8 @@ Graphviz and the page all trust what gets stored:
   legitimately write, with a little room), and numbers finite;
 - text from the snippet that may legitimately be long (labels, messages) is clipped rather than
   refused; text that is not valid Unicode (a lone surrogate from `print("\\ud800")`) gets
-  visible escapes, so it is stored and shown as `\\ud800`.
+  visible escapes, so it is stored and shown as `\\ud800`. Controls (NUL, ESC, a BOM) are
+  valid Unicode, and are kept as the snippet wrote them (see `_safe`).
 
 One pass over the trace: the time is linear in its size. The full JSON Schema is checked in the
 tests; this is what every run's result must satisfy.
@@ -580,6 +581,10 @@ def _clipped(value, cap: int, what: str) -> str:
 
 def _safe(text: str) -> str:
     """The text, with whatever UTF-8 cannot hold (a lone surrogate) written as an escape."""
+    # Only what the store cannot hold. A NUL or a BOM in a label or a print is the snippet's
+    # own text, which the API and `gradtrace trace` give back as it was; refusing it would fail
+    # a legal program's run. Where XML cannot hold it, a drawing writes it out as it draws it
+    # (app/render/visible.py), for traces stored before this rule too.
     if text.isascii():
         return text
     try:

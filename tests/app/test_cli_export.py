@@ -91,3 +91,55 @@ def test_an_unreadable_file_exits_2(tmp_path, capsys):
     assert export(undecodable, "--format", "gif", "-o", tmp_path / "x.gif") == 2
     assert "cannot read" in capsys.readouterr().err
     assert not (tmp_path / "x.gif").exists()
+
+
+CONTROLS = """import torch
+a = torch.tensor(2.0, requires_grad=True)
+globals()["x\\x1by"] = a * 3
+print("\\x1b[31mred\\x07 nul\\x00")
+globals()["x\\x1by"].backward()
+"""
+
+
+@pytest.mark.parametrize("format", ["html", "zip", "pdf", "gif"])
+def test_a_snippet_that_printed_controls_exports_them_written_out(tmp_path, format):
+    """ESC, BEL and NUL have no place in XML: drawn as `\\x1b`, the export is written."""
+    snippet = tmp_path / "controls.py"
+    snippet.write_text(CONTROLS)
+    out = tmp_path / f"controls.{format}"
+    assert export(snippet, "--format", format, "-o", out) == 0
+    data = out.read_bytes()
+    if format == "html":
+        text = data.decode()
+    elif format == "zip":
+        with zipfile.ZipFile(out) as archive:
+            text = "".join(archive.read(n).decode() for n in archive.namelist() if n[-4:] == ".svg")
+    elif format == "pdf":
+        text = "".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
+    else:
+        assert Image.open(out).n_frames == len(render(trace_snippet(CONTROLS))["steps"])
+        return
+    assert "\\x1b[31mred\\x07 nul\\x00" in text
+    assert not {"\x1b", "\x07", "\x00"} & set(text)
+
+
+def test_a_failure_to_draw_is_one_line_saying_what_failed(seed, tmp_path, capsys, monkeypatch):
+    def failing(*args, **kwargs):
+        raise RuntimeError("the drawing\nfell over")
+
+    monkeypatch.setattr("app.export.make.export", failing)
+    out = tmp_path / "never.pdf"
+    assert export(seed, "--format", "pdf", "-o", out) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    said = [line for line in err.splitlines() if line.startswith("gradtrace: could not")]
+    assert said == ["gradtrace: could not draw never.pdf: RuntimeError: the drawing fell over"]
+    assert not out.exists()
+
+
+def test_a_file_that_cannot_be_written_is_one_line_saying_why(seed, tmp_path, capsys):
+    out = tmp_path / "no-such-folder" / "seed.html"
+    assert export(seed, "--format", "html", "-o", out) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"gradtrace: cannot write {out}: FileNotFoundError: " in err

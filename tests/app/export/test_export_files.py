@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import io
 import sqlite3
+import xml.etree.ElementTree as ET
+import zipfile
 from html.parser import HTMLParser
 
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
+from pypdf import PdfReader
 
 from app.config import Settings
 from app.examples import DEFAULT
@@ -257,3 +260,69 @@ def test_a_render_workers_junk_reply_is_a_failure_to_draw_never_a_500(app, clien
         traces.export = original
     assert answer.status_code == 422
     assert "could not be drawn" in answer.text
+
+
+# ***** controls in what a snippet names, prints and raises *****
+
+CONTROLS = """import torch
+a = torch.tensor(2.0, requires_grad=True)
+globals()["x\\x1by\\x00"] = a * 3
+print("\\x1b[31mred\\x07 nul\\x00 bom\\ufeff")
+b = globals()["x\\x1by\\x00"] + 1
+b.backward()
+raise ValueError("bell\\x07")
+"""
+# what XML 1.0 forbids, and the invisible characters drawn as escapes with them
+UNSEEN = [chr(c) for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, 0xFEFF)]
+SHOWN = ["\\x1b[31mred\\x07", "nul\\x00", "bom\\ufeff", "x\\x1by\\x00", "bell\\x07"]
+
+
+@pytest.fixture(scope="module")
+def controls(client):
+    """A run that printed, named and raised controls: its id and its number of steps."""
+    answer = client.post("/api/traces", json={"code": CONTROLS})
+    ident = answer.json()["id"]
+    return ident, client.get(f"/t/{ident}").text.count("<li data-phase=")
+
+
+def _shown_visibly(text: str) -> None:
+    assert not [c for c in UNSEEN if c in text]
+    for escape in SHOWN:
+        assert escape in text
+
+
+@pytest.mark.parametrize("format", list(FORMATS))
+def test_an_export_of_a_run_that_printed_controls_shows_them_as_escapes(client, controls, format):
+    ident, total = controls
+    answer = client.get(f"/t/{ident}/export.{format}")
+    assert answer.status_code == 200, answer.text
+    data = answer.content
+    if format == "html":
+        page = data.decode()
+        assert not [c for c in UNSEEN if c in page]
+        assert "\\x1b[31mred\\x07 nul\\x00 bom\\ufeff" in page  # the printed output
+    elif format == "zip":
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            svgs = [archive.read(n).decode() for n in archive.namelist() if n.endswith(".svg")]
+        assert len(svgs) == total
+        for svg in svgs:
+            ET.fromstring(svg)
+        _shown_visibly("".join(svgs))
+    elif format == "pdf":
+        pages = PdfReader(io.BytesIO(data)).pages
+        assert len(pages) == total
+        text = "".join(page.extract_text() for page in pages)
+        assert "\\x1b[31mred\\x07" in text and "bell\\x07" in text
+    else:
+        assert Image.open(io.BytesIO(data)).n_frames == total
+
+
+def test_a_picture_of_a_run_that_printed_controls_shows_them_as_escapes(client, controls):
+    ident, total = controls
+    picture = client.get(f"/t/{ident}.png")
+    assert picture.status_code == 200, picture.text
+    assert picture.content.startswith(b"\x89PNG")
+    svgs = [client.get(f"/t/{ident}.svg?step={k}").text for k in range(1, total + 1)]
+    for svg in svgs:
+        ET.fromstring(svg)
+    _shown_visibly("".join(svgs))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from app import trace_cut
 from app.render import narrate, render
+from app.render.playback import still
 from app.sandbox import SandboxSettings, validate
 from engine.tracer import DEFAULT_MAX_EVENTS, trace_snippet
 from tests import corpus
@@ -518,6 +520,23 @@ def test_lone_surrogates_become_visible_escapes(traces):
     assert checked["tensors"]["t1"]["label"] == "a\\ud800"
     json.dumps(checked, ensure_ascii=False).encode("utf-8")  # storable as UTF-8
     render(checked)
+
+
+def test_controls_are_kept_as_written_and_drawn_as_escapes(traces):
+    """A NUL, an ESC or a BOM is the snippet's own text, valid JSON and UTF-8: stored as it was
+    (the API gives back what was printed), and written out where a drawing holds it."""
+    trace = copy.deepcopy(traces[0])
+    trace["stdout"] = "\x1b[31mred\x07\x00\n"
+    trace["tensors"]["t1"]["label"] = "\ufeffa\x00"
+    checked = validate.parse(json.dumps(trace).encode())
+    assert checked["stdout"] == "\x1b[31mred\x07\x00\n"
+    assert checked["tensors"]["t1"]["label"] == "\ufeffa\x00"
+    rendered = render(checked)
+    last = len(rendered["steps"]) - 1
+    drawings = [still(rendered, view, last) for view in rendered["views"]]
+    for drawing in drawings:
+        ET.fromstring(drawing)  # XML reads it
+    assert "\\ufeffa\\x00" in drawings[0]
 
 
 def test_text_the_tracer_bounds_is_refused_past_its_cap(traces):
