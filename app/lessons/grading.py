@@ -39,12 +39,15 @@ class Feedback:
 
 @dataclass(frozen=True)
 class Answers:
-    """A submitted form: each field's values, in order (a checkbox group sends several)."""
+    """A submitted form: each field's values, in order (a checkbox group sends several). Every
+    field is text: a file part (a multipart form may send one under any name) is a BadAnswer."""
 
     fields: Mapping[str, Sequence[str]]
 
     def all(self, name: str) -> list[str]:
         values = list(self.fields.get(name, ()))
+        if any(not isinstance(value, str) for value in values):
+            raise BadAnswer(f"the field {name!r} was sent as a file: an answer is text")
         if any(len(value) > MAX_FIELD for value in values):
             raise BadAnswer(f"the field {name!r} is longer than {MAX_FIELD} characters")
         return values

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 
 import pytest
+from starlette.datastructures import UploadFile
 
 from app.lessons.grading import MAX_FIELD, Answers, BadAnswer, NodePicks, grade, shuffled
 from app.lessons.model import (
@@ -368,6 +370,24 @@ def test_a_negative_or_huge_attempt_is_clamped_not_refused():
 )
 def test_an_over_long_field_is_refused(question, fields, picks):
     assert f"longer than {MAX_FIELD}" in bad(question, form(**fields), picks)
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "picks"),
+    [
+        (NUMERIC, "value", None),
+        (NUMERIC, "attempt", None),
+        (SINGLE, "choice", None),
+        (NODE, "node", NODE_PICKS),
+        (ORDER, "rank-0", None),
+        (SINGLE, "reveal", None),
+    ],
+)
+def test_a_file_sent_for_a_field_is_refused_as_not_text(question, name, picks):
+    """A multipart form may send a file part under any name: Starlette hands it over as an
+    UploadFile, which has no length to check and no text to grade."""
+    fields = {"value": ["1"], "choice": ["0"], "node": ["n1"], name: [UploadFile(io.BytesIO(b"5"))]}
+    assert f"the field {name!r} was sent as a file" in bad(question, Answers(fields), picks)
 
 
 def test_a_field_at_the_limit_is_graded():

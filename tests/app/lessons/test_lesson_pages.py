@@ -349,6 +349,27 @@ def test_junk_form_fields_are_never_a_500(client, qid, body):
         assert "<script>alert(1)</script>" not in reply.text
 
 
+def test_a_file_sent_where_a_form_reads_text_is_a_422_not_a_500(client, quiz_ident):
+    """Every form the site reads is text: the answers of a lesson's and of a run's quiz, and
+    the snippet /run takes. A multipart post may send a file part in a field's place."""
+    asked = generated.questions(trace_snippet(SEED_SNIPPET))
+    grad_a = next(q for q in asked if q.fact == "grad a")
+    for url, name in [
+        ("/lessons/two-paths/questions/grad-a", "value"),
+        ("/lessons/two-paths/questions/leaves", "choice"),
+        ("/lessons/two-paths/questions/grad-a", "attempt"),
+        (f"/t/{quiz_ident}/quiz/{grad_a.id}", "value"),
+        ("/run", "code"),
+    ]:
+        for headers in (HX, {}):
+            files = {name: ("answer.txt", b"5", "text/plain")}
+            data = {"attempt": "0"} if name != "attempt" else {"value": "5"}
+            reply = client.post(url, data=data, files=files, headers=headers)
+            assert reply.status_code == 422, (url, name, reply.status_code, reply.text[:300])
+            if url != "/run":
+                assert f"the field &#39;{name}&#39; was sent as a file" in reply.text
+
+
 @pytest.mark.parametrize("attempt", ["x", "1.5", "2" * 5000])
 def test_a_junk_attempt_field_is_a_422_not_a_500(client, attempt):
     reply = post(client, "grad-a", {"value": "5", "attempt": attempt})
