@@ -84,6 +84,7 @@ def create_app(
         max_trace_bytes=settings.max_stored_trace_mib * MIB,
         max_total_bytes=settings.max_store_mib * MIB,
         unviewed_seconds=settings.unviewed_days * 24 * 3600,
+        owner_share_percent=settings.owner_share_percent,
     )
     app.state.store = Store(settings.db_path, store_limits, owner_key=secret.encode())
     app.state.render_pool = RenderPool(

@@ -14,7 +14,8 @@ So pages are drawn by a small pool of long-lived worker processes (app/render_wo
   `max_reply_bytes` kills the worker too;
 - as many renders at once as workers, a bounded queue behind them, and RenderBusy past it
   (the route answers 503 with Retry-After); exports, which may take a worker for a minute,
-  fewer at once than the workers, so that pages are drawn however many are asked for;
+  fewer at once than the workers, so that pages are drawn however many are asked for, and a
+  few more waiting their turn in order (each client's one at most: app/shares.py);
 - all waiting is asyncio on the pipes: no thread of the server's shared pool is held.
 
 Any failure of a task (budget, memory, a dead worker, a reply too large, the renderer raising)
@@ -83,8 +84,10 @@ class RenderSettings:
     # an export draws every step of its range (up to app.export.options.MAX_FRAMES images)
     export_budget_seconds: float = 60.0
     # exports at once: fewer than the workers, so that however many exports are asked for, a
-    # worker is left to draw pages (past it, RenderBusy at once rather than a long wait)
+    # worker is left to draw pages; `export_queue` more wait their turn, and past those
+    # RenderBusy at once rather than a long wait
     export_slots: int = 1
+    export_queue: int = 4
     export_retry_after: int = 10  # seconds, for an export turned away
     # each client's share of the above (app/shares.py): pages drawn (or quizzes worked out) at
     # once for one session, and for all the sessions of one address together; exports likewise
@@ -111,7 +114,8 @@ class RenderPool:
         self.settings = settings or RenderSettings()
         self._idle: asyncio.Queue[_Worker | None] | None = None
         self._admitted = 0  # tasks running or waiting
-        self._exporting = 0  # exports running or waiting
+        self._exports: asyncio.Semaphore | None = None  # the export slots (made in the loop)
+        self._exports_waiting = 0
         self._closed = False
         self._live: set[_Worker] = set()  # every worker started and not yet stopped
         self._reaping: set[asyncio.Task] = set()
@@ -133,21 +137,27 @@ class RenderPool:
         generated ones, with what grading them needs."""
         return await self.run({"kind": "quiz", "trace": trace, "questions": questions})
 
-    async def export(self, trace: dict, ident: str, request: dict, live_url: str | None) -> dict:
+    async def export(self, trace: Trace, ident: str, request: dict, live_url: str | None) -> dict:
         """A file of the trace (app.export.make.export; `request` is an ExportRequest's fields):
         {"data": base64} or {"bad_option": message} or {"unavailable": message}."""
         task = {"kind": "export", "trace": trace, "ident": ident, "request": request}
-        slots = min(self.settings.export_slots, max(self.settings.workers - 1, 1))
-        if self._exporting >= slots:
+        if self._exports is None:
+            slots = min(self.settings.export_slots, max(self.settings.workers - 1, 1))
+            self._exports = asyncio.Semaphore(slots)  # first come, first served
+        if self._exports.locked() and self._exports_waiting >= self.settings.export_queue:
             raise RenderBusy(self.settings.export_retry_after)
-        self._exporting += 1
+        self._exports_waiting += 1
+        try:
+            await self._exports.acquire()
+        finally:
+            self._exports_waiting -= 1
         try:
             budget = self.settings.export_budget_seconds
             return await self.run({**task, "live_url": live_url}, budget)
         finally:
-            self._exporting -= 1
+            self._exports.release()
 
-    async def picture(self, trace: dict, request: dict) -> dict:
+    async def picture(self, trace: Trace, request: dict) -> dict:
         """One step as a picture (app.export.make.picture; `request`: kind, view, theme, step),
         answered as `export` is."""
         return await self.run({"kind": "picture", "trace": trace, "request": request})

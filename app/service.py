@@ -72,6 +72,12 @@ class Traces:
             what="pages being drawn",
             retry_after=limits.retry_after,
         )
+        self.exports = Shares(
+            limits.session_exports,
+            limits.address_exports,
+            what="an export being made",
+            retry_after=limits.export_retry_after,
+        )
         # each stored trace's digest, once its text has been read: what a page's entity tag
         # names, so a revalidated page is answered 304 without reading anything
         self._digests: OrderedDict[str, str] = OrderedDict()
@@ -168,7 +174,7 @@ class Traces:
         def visited() -> str | None:
             recorded = self.store.engine_of(ident)
             if recorded is not None:
-                self.store.viewed(ident)
+                self.store.viewed(ident, self.store.owner(requester.session, requester.address))
             return recorded
 
         return await asyncio.to_thread(visited)
@@ -276,20 +282,51 @@ class Traces:
             log.warning("trace %s was not quizzed: %s", ident, failure.reason)
             return {"questions": [], "picks": {}, "unavailable": failure.reason}
 
-    async def export(self, ident: str, trace: dict, request: ExportRequest, live_url: str | None):
+    async def export(
+        self,
+        ident: str,
+        requester: Requester,
+        request: ExportRequest,
+        live_url: str | None,
+        *,
+        trace: dict | None = None,
+    ) -> dict:
         """A file of the trace (app.export), drawn in a render worker under the export budget
-        and kept with its pages: {"data": base64} or {"bad_option": ...} or {"unavailable":
-        ...}. Raises TooLargeToDraw when it cannot be drawn in time, RenderBusy when every
-        worker is taken."""
+        and kept with its pages: {"reply": the worker's reply, as it gave it ({"data": base64}
+        or {"bad_option": ...} or {"unavailable": ...}, if it is to be believed), "digest": as
+        `page` has it}. Each client makes one export at a time (its share
+        of exports), read from the store only once it has its place. Raises TooLargeToDraw
+        when it cannot be drawn in time, RenderBusy when there is no room (ShareUsed, its 429,
+        when this client's share is taken)."""
         fields = dataclasses.asdict(request)
-        key = (ident, "export", *fields.values(), live_url)
-        return await self.cache.get(key, lambda: self.pool.export(trace, ident, fields, live_url))
 
-    async def picture(self, ident: str, trace: dict, kind: str, view: str, theme: str, step):
-        """One step as a picture (app.export.make.picture), answered as `export` is."""
+        async def make() -> dict:
+            with self.exports.hold(requester):
+                source, digest = await self._source(ident, trace)
+                made = await self.pool.export(source, ident, fields, live_url)
+                return {"reply": made, "digest": digest}
+
+        return await self.cache.get((ident, "export", *fields.values(), live_url), make)
+
+    async def picture(
+        self,
+        ident: str,
+        requester: Requester,
+        picture: tuple[str, str, str, int | None],
+        *,
+        trace: dict | None = None,
+    ) -> dict:
+        """One step as a picture (app.export.make.picture; `picture` is its kind, view, theme
+        and step), answered as `export` is, from the requester's share of pages."""
+        kind, view, theme, step = picture
         request = {"kind": kind, "view": view, "theme": theme, "step": step}
-        key = (ident, "picture", kind, view, theme, step)
-        return await self.cache.get(key, lambda: self.pool.picture(trace, request))
+
+        async def make() -> dict:
+            with self.renders.hold(requester):
+                source, digest = await self._source(ident, trace)
+                return {"reply": await self.pool.picture(source, request), "digest": digest}
+
+        return await self.cache.get((ident, "picture", kind, view, theme, step), make)
 
 
 MODULE, STACK = "m", "g"  # how a module call's token (m1) and a stack's id (g1) begin

@@ -60,11 +60,17 @@ async def create_trace(body: TraceRequest, request: Request) -> dict:
     return {"id": ident, "url": f"/t/{ident}", "trace": trace}
 
 
-@router.get("/traces/{ident}", responses={404: {"description": "No trace has this id"}})
+@router.get(
+    "/traces/{ident}",
+    responses={
+        404: {"description": "No trace has this id"},
+        429: {"description": "This client has asked for too many unknown ids lately"},
+    },
+)
 def get_trace(ident: str, request: Request) -> Response:
     """A stored trace: its bytes never change, so it is cached for good, and revalidated by
     a tag naming those bytes (If-None-Match answers 304)."""
-    text = request.app.state.traces.fetch_json(ident)
+    text = request.app.state.traces.fetch_json(ident, viewer=request.state.requester)
     if text is None:
         raise HTTPException(404, f"no trace has the id {ident!r}")
     tag = entity_tag(text)

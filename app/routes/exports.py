@@ -45,19 +45,26 @@ async def export_file(request: Request, ident: str, format: str):
         return found
     trace, digest = found
     live_url = public_url(request, f"/t/{ident}")
-    tag = entity_tag("export", digest, repr(wanted), live_url, request.app.state.export_version)
-    if matches(request, tag):
-        return not_modified(tag, {"Cache-Control": REVALIDATE})
+    version = request.app.state.export_version
+    caching = {"Cache-Control": REVALIDATE}
+    if digest and matches(
+        request, tag := entity_tag("export", digest, repr(wanted), live_url, version)
+    ):
+        return not_modified(tag, caching)
+    traces = request.app.state.traces
     try:
-        made = await request.app.state.traces.export(ident, trace, wanted, live_url)
+        made = await traces.export(ident, request.state.requester, wanted, live_url, trace=trace)
     except (RenderBusy, TooLargeToDraw) as failure:
         return _not_drawn(failure)
+    tag = entity_tag("export", made["digest"] or digest, repr(wanted), live_url, version)
+    if matches(request, tag):
+        return not_modified(tag, caching)
     headers = {
         "ETag": tag,
         "Cache-Control": REVALIDATE,
         "Content-Disposition": f'attachment; filename="{wanted.filename(ident)}"',
     }
-    return _answer(made, FORMATS[format][0], headers)
+    return _answer(made["reply"], FORMATS[format][0], headers)
 
 
 @router.get("/t/{ident}.{kind}")
@@ -75,18 +82,25 @@ async def picture(request: Request, ident: str, kind: str):
     if isinstance(found, Response):
         return found
     trace, digest = found
-    tag = entity_tag(
-        "picture", digest, kind, view, theme, str(step), request.app.state.export_version
-    )
+    version = request.app.state.export_version
+
+    def tag_of(digest: str) -> str:
+        return entity_tag("picture", digest, kind, view, theme, str(step), version)
+
     # shared caches may keep it (an oEmbed consumer's thumbnail), so no cookie goes with it
     caching = {"Cache-Control": "public, no-cache"}
-    if matches(request, tag):
-        return not_modified(tag, caching)
+    if digest and matches(request, tag_of(digest)):
+        return not_modified(tag_of(digest), caching)
+    traces = request.app.state.traces
+    asked = (kind, view, theme, step)
     try:
-        made = await request.app.state.traces.picture(ident, trace, kind, view, theme, step)
+        made = await traces.picture(ident, request.state.requester, asked, trace=trace)
     except (RenderBusy, TooLargeToDraw) as failure:
         return _not_drawn(failure)
-    return _answer(made, PICTURES[kind], {"ETag": tag, **caching})
+    tag = tag_of(made["digest"] or digest)
+    if matches(request, tag):
+        return not_modified(tag, caching)
+    return _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching})
 
 
 def _step_number(query, name: str) -> int | None:
@@ -99,16 +113,20 @@ def _step_number(query, name: str) -> int | None:
 
 
 async def _trace(request: Request, ident: str):
-    """The stored trace and its digest; a 404, or (recorded by an older engine) a redirect to
-    the same export of today's run of its code."""
+    """What to draw: (None, the stored trace's digest if known) for a stored trace, which the
+    drawing reads itself; a 404; or, for one recorded by an older engine, a redirect to the same
+    export of today's run of its code (or that run in hand, with its digest, if it is not
+    stored)."""
     traces = request.app.state.traces
-    found = await traces.fetch_tagged(ident)
-    if found is None:
+    if await traces.visit(ident, request.state.requester) is None:
         return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
     if not await traces.outdated(ident):
-        return found
+        return None, traces.known_digest(ident)
+    found = await traces.fetch(ident)
+    if found is None:
+        return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
     try:
-        fresh, trace, stored = await traces.run_again(found[0]["code"], request.state.requester)
+        fresh, trace, stored = await traces.run_again(found["code"], request.state.requester)
     except (SandboxBusy, OverQuota) as busy:
         return _busy(busy)
     if not stored:

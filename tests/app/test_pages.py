@@ -5,7 +5,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import Networks, Settings
 from app.examples import EXAMPLES
 from app.main import create_app
 from engine.tracer import trace_snippet
@@ -200,3 +200,28 @@ def test_an_old_engines_trace_is_run_again_by_todays(client, monkeypatch):
     assert client.get(f"/t/{old}").status_code == 200  # followed: the fresh trace's page
     # a trace of today's engine stays where it is
     assert client.get(f"/t/{store.public_id(code)}", follow_redirects=False).status_code == 200
+
+
+def test_a_page_counts_its_visitor_as_a_viewer_unless_they_stored_it(tmp_path):
+    """Eviction keeps longest what the most others opened: a page view counts its visitor's
+    address once, and never the owner's."""
+    import sqlite3
+
+    settings = Settings(
+        db_path=tmp_path / "traces.db", session_secret="s", trusted_proxies=Networks("127.0.0.1")
+    )
+    app = create_app(settings)
+
+    def from_address(address: str) -> TestClient:
+        client = TestClient(app, base_url="http://localhost", client=("127.0.0.1", 40000))
+        client.headers["X-Forwarded-For"] = address
+        return client
+
+    owner = from_address("203.0.113.1")
+    ident = owner.post("/api/traces", json={"code": "print(1)"}).json()["id"]
+    visits = [owner, owner, from_address("203.0.113.2"), from_address("203.0.113.2")]
+    visits.append(from_address("203.0.113.3"))
+    for visitor in visits:
+        assert visitor.get(f"/t/{ident}").status_code == 200
+    db = sqlite3.connect(tmp_path / "traces.db")
+    assert db.execute("SELECT viewers FROM traces WHERE id = ?", (ident,)).fetchone() == (2,)

@@ -356,7 +356,8 @@ def _cpu_of(pid: int) -> float:
 
 def test_exports_take_fewer_workers_than_there_are_so_pages_are_still_drawn():
     """However many exports are asked for (each may hold a worker for a minute), one runs at a
-    time with two workers; the next is turned away at once, and a page is drawn meanwhile."""
+    time with two workers; the next waits its turn, the one past the queue is turned away at
+    once, and a page is drawn meanwhile."""
     trace = trace_snippet(SEED)
 
     async def body(pool):
@@ -372,15 +373,18 @@ def test_exports_take_fewer_workers_than_there_are_so_pages_are_still_drawn():
         pool.run = slow_export
         first = asyncio.ensure_future(pool.export(trace, "t", {"format": "gif"}, None))
         await asyncio.sleep(0)
+        waiting = asyncio.ensure_future(pool.export(trace, "t", {"format": "zip"}, None))
+        await asyncio.sleep(0)
         with pytest.raises(RenderBusy) as turned_away:  # at once: not after the first one ends
             await asyncio.wait_for(pool.export(trace, "t", {"format": "pdf"}, None), 5)
         page = await pool.page(trace, "t")  # the other worker draws pages
+        assert not waiting.done()
         release.set()
         await first
-        again = await pool.export(trace, "t", {"format": "zip"}, None)
-        return turned_away.value.retry_after, page, again
+        return turned_away.value.retry_after, page, await waiting
 
-    retry_after, page, again = _run(RenderSettings(workers=2, budget_seconds=60), body)
+    settings = RenderSettings(workers=2, budget_seconds=60, export_queue=1)
+    retry_after, page, waited = _run(settings, body)
     assert retry_after == RenderSettings.export_retry_after
     assert page["rendered"]["step_count"]
-    assert again == {"data": ""}  # a slot freed is a slot taken again
+    assert waited == {"data": ""}  # a slot freed is the next one's

@@ -247,17 +247,17 @@ def test_a_trace_recorded_by_an_older_engine_moves_to_todays_run_keeping_the_que
 )
 def test_a_render_workers_junk_reply_is_a_failure_to_draw_never_a_500(app, client, stored, reply):
     ident, _ = stored
-    traces = app.state.traces
-    original = traces.export
+    pool = app.state.traces.pool
+    original = pool.export
 
     async def junk(*_args):
         return reply
 
-    traces.export = junk
+    pool.export = junk
     try:
         answer = client.get(f"/t/{ident}/export.pdf?from=2&to=3&theme=dark")
     finally:
-        traces.export = original
+        pool.export = original
     assert answer.status_code == 422
     assert "could not be drawn" in answer.text
 
