@@ -87,9 +87,11 @@ class Traces:
 
     async def find_or_run(
         self, code: str, requester: Requester, *, site: bool = False
-    ) -> tuple[str, dict]:
-        """The trace of `code`: the stored one if there is one (the same code is never run
-        twice), else a new run, stored unless its ending was the server's fault.
+    ) -> tuple[str, dict | None]:
+        """The id of the trace of `code`, and the trace if it was run now: the stored one's id
+        (and None: it is not read here; `page` and `stored_text` read it when they may) if
+        there is one, since the same code is never run twice; else a new run, stored unless its
+        ending was the server's fault.
 
         The site's own snippets (a lesson's, `site`, and the examples') are pinned: never
         evicted. They belong to nobody, so a lesson's first visitor is not charged for one.
@@ -99,8 +101,8 @@ class Traces:
         found = await asyncio.to_thread(self.store.find, code)
         if found is not None:
             if site:  # stored by someone before the site showed it
-                await asyncio.to_thread(self.store.pin, found[0])
-            return found
+                await asyncio.to_thread(self.store.pin, found)
+            return found, None
         owner = None
         if not site:
             owner = self.store.owner(requester.session, requester.address)

@@ -219,11 +219,11 @@ class Store:
 
     # ***** reading *****
 
-    def find(self, code: str) -> tuple[str, dict] | None:
-        """The stored trace of `code` and its public id, or None."""
-        query = "SELECT id, trace FROM traces WHERE hash = ?"
+    def find(self, code: str) -> str | None:
+        """The public id of the stored trace of `code`, or None (the trace is not read)."""
+        query = "SELECT id FROM traces WHERE hash = ?"
         row = self._connection().execute(query, (trace_id(code),)).fetchone()
-        return None if row is None else (row[0], json.loads(zlib.decompress(row[1])))
+        return None if row is None else row[0]
 
     def get_json(self, ident: str) -> str | None:
         """The stored trace as JSON text, or None for an unknown id."""

@@ -90,8 +90,10 @@ def drawn_page(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
 
 
 def shown_trace(trace: dict) -> dict:
-    """The parts of a trace a page prints besides its drawing."""
-    return {field: trace.get(field) for field in SHOWN_TRACE_FIELDS}
+    """The parts of a trace a page prints besides its drawing, and how many events it has (a
+    snippet Python could not read has one at most: app/routes/pages.py)."""
+    shown = {field: trace.get(field) for field in SHOWN_TRACE_FIELDS}
+    return {**shown, "event_count": len(trace.get("events", ()))}
 
 
 def player_json(player_data: dict) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
@@ -45,7 +48,7 @@ class TraceCreated(BaseModel):
         503: {"description": "The server has too many runs waiting (see Retry-After)"},
     },
 )
-async def create_trace(body: TraceRequest, request: Request) -> dict:
+async def create_trace(body: TraceRequest, request: Request) -> Response:
     """Run `code` (or find it already stored) and answer its id, page address and trace.
 
     A snippet that fails still gets a trace: its failure is in `trace.outcome`.
@@ -56,8 +59,16 @@ async def create_trace(body: TraceRequest, request: Request) -> dict:
         raise HTTPException(
             413, f"code is {size:,} bytes; the limit is {settings.max_source_bytes:,}"
         )
-    ident, trace = await request.app.state.traces.find_or_run(body.code, request.state.requester)
-    return {"id": ident, "url": f"/t/{ident}", "trace": trace}
+    traces = request.app.state.traces
+    ident, trace = await traces.find_or_run(body.code, request.state.requester)
+    if trace is None:  # stored: its text goes out as it is, never parsed here
+        text = await asyncio.to_thread(traces.fetch_json, ident, request.state.requester)
+    else:
+        text = json.dumps(trace, separators=(",", ":"), allow_nan=False)
+    if text is None:  # evicted this very moment: as good as never stored
+        raise HTTPException(503, "the trace was just evicted; run it again")
+    head = json.dumps({"id": ident, "url": f"/t/{ident}"}, separators=(",", ":"))[:-1]
+    return Response(f'{head},"trace":{text}}}', media_type="application/json")
 
 
 @router.get(

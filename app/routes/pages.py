@@ -56,19 +56,21 @@ async def run(
         context = await traces.page(ident, requester, trace=trace)
     except (SandboxBusy, OverQuota, RenderBusy) as busy:
         return _busy(request, page, code, busy)
-    unreadable = _unreadable(trace)
+    shown = context["trace"] or {}
+    unreadable = _unreadable(shown)
     if unreadable is not None:
         # nothing ran: no player, no link to share, and the editor stays open at the spot
-        context = {"code": code, "problem": unreadable, "problem_span": trace["outcome"]["span"]}
+        context = {"code": code, "problem": unreadable, "problem_span": shown["outcome"]["span"]}
         return render_page(request, page, context, 422)
     headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
     return render_page(request, page, context, headers=headers)
 
 
-def _unreadable(trace: dict) -> str | None:
-    """What to say of a snippet Python could not read (so none of it ran), or None."""
-    outcome = trace["outcome"]
-    if outcome.get("type") not in ("SyntaxError", "IndentationError") or len(trace["events"]) > 1:
+def _unreadable(shown: dict) -> str | None:
+    """What to say of a snippet Python could not read (so none of it ran), or None. `shown` is
+    what its page shows of its trace (app.render.page.shown_trace)."""
+    outcome = shown.get("outcome") or {}
+    if outcome.get("type") not in ("SyntaxError", "IndentationError") or shown["event_count"] > 1:
         return None
     line, column = (outcome.get("span") or [None, None])[:2]
     where = f"Line {line}, column {column + 1}: " if line is not None else ""

@@ -225,3 +225,28 @@ def test_a_page_counts_its_visitor_as_a_viewer_unless_they_stored_it(tmp_path):
         assert visitor.get(f"/t/{ident}").status_code == 200
     db = sqlite3.connect(tmp_path / "traces.db")
     assert db.execute("SELECT viewers FROM traces WHERE id = ?", (ident,)).fetchone() == (2,)
+
+
+def test_running_stored_code_again_parses_nothing_in_the_server(client, monkeypatch):
+    """The same code is never run twice; nor is its stored trace parsed by the server (the
+    render worker reads it, and the API hands its text on as it is)."""
+    import json
+
+    import app.store
+
+    code = "import torch\nx = torch.tensor(2.0, requires_grad=True)\n(x * x).backward()\n"
+    ident = client.post("/api/traces", json={"code": code}).json()["id"]
+
+    class NoParsing:
+        dumps = staticmethod(json.dumps)
+
+        @staticmethod
+        def loads(*_args, **_kwargs):
+            raise AssertionError("a stored trace was parsed in the server")
+
+    monkeypatch.setattr(app.store, "json", NoParsing)
+    run = client.post("/run", data={"code": code}, headers={"HX-Request": "true"})
+    assert run.status_code == 200 and run.headers["HX-Push-Url"] == f"/t/{ident}"
+    assert "<grad-player" in run.text
+    again = client.post("/api/traces", json={"code": code})
+    assert again.json()["id"] == ident and again.json()["trace"]["code"] == code

@@ -74,7 +74,8 @@ def test_a_page_drawn_by_a_worker_is_the_in_process_page(seed):
     assert page == json.loads(json.dumps(drawn_page(seed, "abc123")))
     steps = json.loads(page["player_json"])["steps"]
     assert told["steps"] and told["steps"] == [step["text"] for step in steps]
-    assert told["trace"] == page["trace"] == {key: seed[key] for key in SHOWN_TRACE_FIELDS}
+    shown = {key: seed[key] for key in SHOWN_TRACE_FIELDS}
+    assert told["trace"] == page["trace"] == {**shown, "event_count": len(seed["events"])}
 
 
 def test_a_task_past_its_memory_fails_alone(seed):

@@ -33,7 +33,7 @@ def test_a_public_id_is_keyed_and_is_not_the_codes_hash(tmp_path):
     ident, _ = one.put("print(1)", {"n": 1})
     assert ident == one.public_id("print(1)") != other.public_id("print(1)")
     assert ident != trace_id("print(1)") and len(ident) == len(trace_id("print(1)"))
-    assert one.find("print(1)") == (ident, {"n": 1})
+    assert one.find("print(1)") == ident
     assert one.find("print(2)") is None
 
 
