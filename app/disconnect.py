@@ -12,7 +12,6 @@ once every request waiting for it has gone).
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -27,18 +26,19 @@ class CancelOnDisconnect:
             return
         gone = asyncio.Event()
         answered = False
-        unread: deque[Message] = deque()  # what the listener took that the app has not seen
+        # once the listener reads `receive`, the app reads what it read from here
+        unread: asyncio.Queue[Message] = asyncio.Queue()
         listener: asyncio.Task | None = None
 
         async def listen() -> None:
             while True:
                 message = await receive()
+                unread.put_nowait(message)  # a bodiless request's one empty body message
                 if message["type"] == "http.disconnect":
                     gone.set()
                     if not answered:
                         request.cancel()
                     return
-                unread.append(message)  # a bodiless request's one empty body message
 
         def start_listening() -> None:
             nonlocal listener
@@ -46,11 +46,10 @@ class CancelOnDisconnect:
                 listener = asyncio.ensure_future(listen())
 
         async def app_receive() -> Message:
-            if unread:
-                return unread.popleft()
             if listener is not None:
-                await gone.wait()
-                return {"type": "http.disconnect"}
+                if gone.is_set() and unread.empty():
+                    return {"type": "http.disconnect"}  # as often as it is asked
+                return await unread.get()
             message = await receive()
             if message["type"] == "http.request" and not message.get("more_body", False):
                 start_listening()  # the body is in: from now on, only a disconnect can come

@@ -78,3 +78,15 @@ def test_a_page_whose_client_waits_is_answered(tmp_path):
             while chunk := client.recv(65536):
                 answer += chunk
         assert answer.startswith(b"HTTP/1.1 200") and b"a step" in answer
+
+
+def test_a_post_without_a_body_is_answered(tmp_path):
+    """A bodiless request is listened to at once; the app still reads its empty body."""
+    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    with served(app) as port, socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+        request = "POST /api/traces HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        client.sendall(request.encode())
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 422")
