@@ -152,19 +152,11 @@ class Traces:
             self.store.viewed(ident, seen_by)
         return text
 
-    async def fetch(self, ident: str) -> dict | None:
-        """A stored trace, read and parsed off the event loop (it may be megabytes)."""
-        found = await self.fetch_tagged(ident)
-        return None if found is None else found[0]
-
-    async def fetch_tagged(self, ident: str) -> tuple[dict, str] | None:
-        """A stored trace and a digest of its stored text (what a page's entity tag names: the
-        same id could hold another run's trace after an eviction)."""
-        text = await asyncio.to_thread(self.fetch_json, ident)
-        if text is None:
+    async def code_of(self, ident: str) -> str | None:
+        """A stored trace's code, or None: the trace itself is not read."""
+        if not _TRACE_ID.fullmatch(ident):
             return None
-        trace = await asyncio.to_thread(json.loads, text)
-        return trace, content_digest(text)
+        return await asyncio.to_thread(self.store.code_of, ident)
 
     async def visit(self, ident: str, requester: Requester) -> str | None:
         """The engine version that recorded a stored trace, now counted as seen by `requester`

@@ -236,6 +236,13 @@ class Store:
         text = self.get_json(ident)
         return None if text is None else json.loads(text)
 
+    def code_of(self, ident: str) -> str | None:
+        """The code of a stored trace, or None for an unknown id (the trace is not read)."""
+        row = (
+            self._connection().execute("SELECT code FROM traces WHERE id = ?", (ident,)).fetchone()
+        )
+        return row[0] if row else None
+
     def engine_of(self, ident: str) -> str | None:
         """The engine version that recorded a stored trace, or None for an unknown id."""
         query = "SELECT engine FROM traces WHERE id = ?"

@@ -93,10 +93,10 @@ async def embed(request: Request, ident: str):
     if await traces.visit(ident, request.state.requester) is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
     if await traces.outdated(ident):
-        found = await traces.fetch(ident)
-        if found is None:
+        code = await traces.code_of(ident)
+        if code is None:
             return render_page(request, "missing.html", {"ident": ident}, 404)
-        return await _run_again(request, found["code"], options)
+        return await _run_again(request, code, options)
     # the query string's every byte makes a different page, so it is named in the tag whole
     version = request.app.state.page_version
     query = str(request.query_params)

@@ -122,11 +122,11 @@ async def _trace(request: Request, ident: str):
         return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
     if not await traces.outdated(ident):
         return None, traces.known_digest(ident)
-    found = await traces.fetch(ident)
-    if found is None:
+    code = await traces.code_of(ident)
+    if code is None:
         return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
     try:
-        fresh, trace, stored = await traces.run_again(found["code"], request.state.requester)
+        fresh, trace, stored = await traces.run_again(code, request.state.requester)
     except (SandboxBusy, OverQuota) as busy:
         return _busy(busy)
     if not stored:

@@ -70,11 +70,11 @@ async def _answer(request: Request) -> dict:
     max_width = _size(query, "maxwidth")
     max_height = _size(query, "maxheight")
     ident, options = _trace_of(request, url)
-    trace = await request.app.state.traces.fetch(ident)
-    if trace is None:
+    code = await request.app.state.traces.code_of(ident)
+    if code is None:
         raise Refusal(404, f"No trace has the id {ident}.")
     site = sharing.origin(request)
-    title = sharing.title(trace["code"])
+    title = sharing.title(code)
     width, height = _fitted(sharing.EMBED_SIZE, max_width, max_height)
     src = f"{site}/embed/{ident}" + (f"?{urlencode(options)}" if options else "")
     answer = {

@@ -95,10 +95,10 @@ async def show(
         return render_page(request, "missing.html", {"ident": ident}, 404)
     page = "_result.html" if hx_request else "index.html"
     if await traces.outdated(ident):
-        found = await traces.fetch(ident)
-        if found is None:
+        code = await traces.code_of(ident)
+        if code is None:
             return render_page(request, "missing.html", {"ident": ident}, 404)
-        return await _run_again(request, page, found["code"])
+        return await _run_again(request, page, code)
     opened = _OPENABLE.findall(expand)[:MAX_EXPANDED]
     version = request.app.state.page_version
     asked = ",".join(sorted(set(opened)))
