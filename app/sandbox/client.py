@@ -72,6 +72,13 @@ class _Run:
         self.ending: dict | None = None  # the zygote's report of how the child ended
         self.overflow = False  # it wrote more than max_trace_bytes; the rest was not read
         self.eof = False
+        self.zygote: _Zygote | None = None  # the one it was handed to
+
+    def stop(self) -> None:
+        """Nobody waits for it any more: its child is killed (its slot freed at once, not at
+        its wall-clock limit). A run not handed to a zygote yet has nothing to stop."""
+        if self.zygote is not None and not self.done():
+            self.zygote.post({"op": "kill", "id": self.id})
 
     @property
     def id(self) -> int:
@@ -154,6 +161,7 @@ class _Zygote:
             theirs.close()
             raise ZygoteError(f"could not open a channel: {error}") from None
         run.channel = ours
+        run.zygote = self
         with self.lock:
             if not self.alive or self.closing:
                 ours.close()
@@ -300,13 +308,15 @@ class _Zygote:
                     run.overflow = True
                     run.received = bytearray()
                     self._close_channel(run)
-                    self._post({"op": "kill", "id": run.id})
+                    self.post({"op": "kill", "id": run.id})
         self._finish_if_done(run)
 
-    def _post(self, command: dict) -> None:
+    def post(self, command: dict) -> None:
+        """Send the zygote a command about a run it has (`kill`), from any thread: the reader
+        thread sends it, as it sends runs."""
         with self.lock:
             self.outbox.append((command, None, None))
-        self._flush()
+        self._wake()
 
     def _close_channel(self, run: _Run) -> None:
         if run.channel is not None:
@@ -526,6 +536,7 @@ class SandboxClient:
         if limits:
             command["limits"] = limits
         run = _Run(command, code, settings)
+        run.future.run = run
         self._admit(client, run)
         return run.future
 
@@ -557,6 +568,8 @@ class SandboxClient:
             ticket = getattr(future, "ticket", None)
             if ticket is not None and self.admission.cancel(ticket):
                 future.cancel()
+            elif (run := getattr(future, "run", None)) is not None:
+                run.stop()  # started: its caller has gone, so it is not finished
             raise
 
     def run_blocking(self, code: str, client: str = "local", limits: dict | None = None) -> dict:

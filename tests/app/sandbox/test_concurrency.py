@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import threading
 import time
@@ -9,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.sandbox import SandboxBusy
+from app.sandbox import SandboxBusy, SandboxClient, SandboxSettings
 from app.sandbox.admission import Admission
 
 SEED = """import torch
@@ -152,3 +153,35 @@ def test_a_cancelled_waiting_run_leaves_the_queue():
     waiting = admission.enter("a", lambda ticket: pytest.fail("a cancelled run started"))
     assert admission.cancel(waiting)
     assert admission.stats() == {"in_flight": 1, "queued": 0}
+
+
+def test_a_started_run_whose_caller_has_gone_is_stopped():
+    """A run nobody waits for any more is killed, its slot freed at once, not at its limits: a
+    client that asks and hangs up cannot keep the sandbox busy for nobody."""
+    settings = SandboxSettings.from_env(cpu_seconds=4.0, wall_seconds=8.0)
+    sandbox = SandboxClient(settings)
+    sandbox.start()
+    submitted = []
+    submit = sandbox.submit
+    sandbox.submit = lambda *args, **kwargs: (
+        submitted.append(submit(*args, **kwargs)) or (submitted[-1])
+    )
+
+    async def body() -> float:
+        run = asyncio.ensure_future(sandbox.run("while True:\n    pass\n", client="hangs-up"))
+        while sandbox.admission.stats()["in_flight"] == 0:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # well started
+        run.cancel()
+        cancelled = time.monotonic()
+        # the zygote reports the child's end (its slot in the admission is freed either way)
+        while submitted[0].run.ending is None:
+            await asyncio.sleep(0.05)
+        return time.monotonic() - cancelled
+
+    try:
+        freed_after = asyncio.run(asyncio.wait_for(body(), 30))
+    finally:
+        sandbox.close()
+    # (its CPU limit alone would have ended it after 4 s)
+    assert freed_after < 2.0, f"the child ran on {freed_after:.1f} s after its caller left"
