@@ -8,8 +8,11 @@ TooLargeToDraw is remembered too, for a while, so a hostile link costs one budge
 request; RenderBusy (a transient state of the pool) is not.
 
 A render is shared, so one visitor leaving does not stop it; but once every visitor waiting for
-it has gone, it is cancelled (and the worker drawing it stopped): nobody is left to see it, and
-a client that asks and hangs up, over and over, would otherwise keep every worker busy.
+it has gone, and nobody else has asked for it within `abandon_after` seconds, it is cancelled
+(and the worker drawing it stopped): nobody is left to see it, and a client that asks and hangs
+up, over and over, would otherwise keep every worker busy. The grace keeps a flood of requests
+that each hang up at once from cancelling, and starting again, the same render each time: it is
+drawn once, and kept.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ class PageCache:
         max_bytes: int = 64 * 1024 * 1024,
         *,
         remember_failures_for: float = 300.0,
+        abandon_after: float = 2.0,
         size_of: Callable[[Any], int] | None = None,
     ) -> None:
         self.max_bytes = max_bytes
         self.remember_failures_for = remember_failures_for
+        self.abandon_after = abandon_after
         self._size_of = size_of or text_size
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
         self._bytes = 0
@@ -62,16 +67,25 @@ class PageCache:
             flight = _Flight(asyncio.ensure_future(self._produce(key, produce)))
             self._flights[key] = flight
         flight.waiting += 1
+        if flight.abandon is not None:
+            flight.abandon.cancel()  # asked for again in time
+            flight.abandon = None
         try:
             # shielded: a visitor who leaves does not cancel the render others are waiting for
             return await asyncio.shield(flight.task)
         finally:
             flight.waiting -= 1
             if not flight.waiting and not flight.task.done():
-                # the last one has left: nobody will see it, so it is not finished
-                flight.task.cancel()
-                if self._flights.get(key) is flight:
-                    del self._flights[key]
+                loop = asyncio.get_running_loop()
+                flight.abandon = loop.call_later(self.abandon_after, self._abandon, key, flight)
+
+    def _abandon(self, key: Hashable, flight: _Flight) -> None:
+        """Nobody has waited for this render for a while: nobody will see it; it is stopped."""
+        if flight.waiting or flight.task.done():
+            return
+        flight.task.cancel()
+        if self._flights.get(key) is flight:
+            del self._flights[key]
 
     @property
     def in_flight(self) -> int:
@@ -109,11 +123,12 @@ class PageCache:
 
 
 class _Flight:
-    __slots__ = ("task", "waiting")
+    __slots__ = ("abandon", "task", "waiting")
 
     def __init__(self, task: asyncio.Future) -> None:
         self.task = task
         self.waiting = 0  # requests awaiting it
+        self.abandon: asyncio.TimerHandle | None = None  # when it is stopped, if nobody asks
 
 
 class _Entry:

@@ -239,11 +239,12 @@ def test_the_cache_draws_a_popular_page_once(seed):
 
 
 def test_a_render_goes_on_while_anyone_waits_and_stops_when_all_have_gone(seed):
-    """One visitor leaving does not stop a shared render; the last one leaving cancels it, and
-    the worker drawing it is stopped rather than left to finish for nobody."""
+    """One visitor leaving does not stop a shared render, nor the last one leaving if someone
+    asks again within the grace; once nobody has for that long, it is cancelled, and the worker
+    drawing it is stopped rather than left to finish for nobody."""
 
     async def body(pool):
-        cache = PageCache()
+        cache = PageCache(abandon_after=0.3)
         await pool.start()
         first_pids = pool.pids
 
@@ -253,11 +254,14 @@ def test_a_render_goes_on_while_anyone_waits_and_stops_when_all_have_gone(seed):
         waiters = [asyncio.ensure_future(cache.get("slow", produce)) for _ in range(2)]
         await asyncio.sleep(0.5)
         waiters[0].cancel()
-        await asyncio.sleep(0.2)
-        still_drawing = cache.in_flight
         waiters[1].cancel()
-        await asyncio.gather(*waiters, return_exceptions=True)
+        await asyncio.sleep(0.1)  # within the grace, someone asks again
+        waiters.append(asyncio.ensure_future(cache.get("slow", produce)))
         await asyncio.sleep(0.5)
+        still_drawing = cache.in_flight and cache.renders == 1
+        waiters[2].cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        await asyncio.sleep(0.8)
         # the worker was stopped: a new one draws the next page at once
         page = await asyncio.wait_for(pool.page(seed, "abc", ()), 20)
         return still_drawing, cache.in_flight, first_pids, pool.pids, page
