@@ -39,6 +39,8 @@ _TRACE_ID = re.compile(rf"[a-z2-7]{{{ID_LENGTH}}}")
 TRANSIENT = {statuses.WALL_LIMIT, statuses.CRASHED}
 
 KNOWN_DIGESTS = 10_000  # stored traces' digests remembered (about 100 bytes each)
+VISIT_EVERY = 600.0  # seconds: a visitor's views of one trace within this are written once
+KEPT_VISITS = 50_000  # visits remembered for that (the oldest forgotten first)
 
 
 class OverQuota(Exception):
@@ -81,6 +83,7 @@ class Traces:
         # each stored trace's digest, once its text has been read: what a page's entity tag
         # names, so a revalidated page is answered 304 without reading anything
         self._digests: OrderedDict[str, str] = OrderedDict()
+        self._visits: OrderedDict[tuple, float] = OrderedDict()  # (trace, visitor): when written
         self.window = settings.quota_window_seconds
         self.per_session = Quota(settings.session_quota_traces, settings.session_quota_mib * MIB)
         self.per_address = Quota(settings.address_quota_traces, settings.address_quota_mib * MIB)
@@ -164,14 +167,24 @@ class Traces:
         queries, no trace read: every page asks this before anything else."""
         if not _TRACE_ID.fullmatch(ident):
             return None
+        # a view is written once in a while per visitor (a write is an fsync): the eviction
+        # order needs who viewed and roughly when, not every reload of a page
+        visit = (ident, requester.session, requester.address)
+        now = time.monotonic()
+        counted = now - self._visits.get(visit, -VISIT_EVERY) < VISIT_EVERY
 
         def visited() -> str | None:
             recorded = self.store.engine_of(ident)
-            if recorded is not None:
+            if recorded is not None and not counted:
                 self.store.viewed(ident, self.store.owner(requester.session, requester.address))
             return recorded
 
-        return await asyncio.to_thread(visited)
+        recorded = await asyncio.to_thread(visited)
+        if recorded is not None and not counted:
+            self._visits[visit] = now
+            if len(self._visits) > KEPT_VISITS:
+                self._visits.popitem(last=False)
+        return recorded
 
     async def page(
         self,

@@ -113,6 +113,12 @@ async def show(
         context = await traces.page(ident, request.state.requester, opened)
     except RenderBusy as busy:
         return _busy(request, page, "", busy)
+    shown = context.get("opened", ())
+    if set(shown) != set(opened):
+        # some of the stacks or modules asked for are not the trace's: its page is the one
+        # with those it has, at its own address (a flood of made-up ones costs no page each)
+        kept = f"?expand={','.join(shown)}" if shown else ""
+        return RedirectResponse(f"/t/{ident}{kept}", status_code=307)
     tag = entity_tag("page", context["digest"] or "", asked, page, version)
     if matches(request, tag):
         return not_modified(tag, caching)

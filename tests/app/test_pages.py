@@ -154,7 +154,8 @@ def test_one_link_expands_at_most_a_few_stacks(client, monkeypatch):
         asked.append(list(expand))
         shown = {"code": "print(1)", "outcome": {"status": "ok"}, "stdout": "", "stderr": ""}
         undrawn = {"reason": "-", "steps": []}
-        return {"ident": ident, "trace": shown, "digest": "d", "undrawn": undrawn}
+        opened = tuple(expand)
+        return {"ident": ident, "trace": shown, "digest": "d", "undrawn": undrawn, "opened": opened}
 
     ident = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
     monkeypatch.setattr(client.app.state.traces, "page", page)
@@ -164,16 +165,18 @@ def test_one_link_expands_at_most_a_few_stacks(client, monkeypatch):
 
 
 def test_made_up_stacks_and_modules_are_the_plain_page(client):
-    """A stack or module the trace does not have opens nothing: the answer is the plain page,
-    from the cache; a flood of made-up ones draws nothing new."""
+    """A stack or module the trace does not have opens nothing: the answer sends the browser
+    to the plain page, drawn once; a flood of made-up ones draws nothing new."""
     ident = client.post("/api/traces", json={"code": EXAMPLES[0].code}).json()["id"]
     plain = client.get(f"/t/{ident}")
     cache = client.app.state.traces.cache
     drawn, kept = cache.renders, len(cache)
     for n in range(20):
-        made_up = client.get(f"/t/{ident}?expand=g{123456 + n},g{234567 + n},m{n + 7}")
-        assert made_up.status_code == 200
-        assert made_up.text == plain.text
+        made_up = f"/t/{ident}?expand=g{123456 + n},g{234567 + n},m{n + 7}"
+        answer = client.get(made_up, follow_redirects=False)
+        assert answer.status_code == 307 and answer.headers["location"] == f"/t/{ident}"
+        assert not answer.content
+        assert client.get(made_up).text == plain.text
     assert (cache.renders, len(cache)) == (drawn, kept)
 
 
@@ -250,3 +253,17 @@ def test_running_stored_code_again_parses_nothing_in_the_server(client, monkeypa
     assert "<grad-player" in run.text
     again = client.post("/api/traces", json={"code": code})
     assert again.json()["id"] == ident and again.json()["trace"]["code"] == code
+
+
+def test_a_visitors_reloads_are_written_once(client, monkeypatch):
+    """A view is a write to the store (an fsync): a flood of reloads of one page by one
+    visitor writes it once."""
+    ident = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
+    written = []
+    viewed = client.app.state.store.viewed
+    monkeypatch.setattr(
+        client.app.state.store, "viewed", lambda *args: written.append(args) or viewed(*args)
+    )
+    for _ in range(5):
+        assert client.get(f"/t/{ident}").status_code == 200
+    assert len(written) == 1
