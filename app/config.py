@@ -48,9 +48,11 @@ class Settings:
     )  # the web's limit starts as the sandbox's
     # ***** sessions: an anonymous id in a signed cookie *****
     session_secret: str = ""  # empty: a random key kept in session.key beside the database
-    # new sessions each address may be given at once, and then per hour (app/sessions.py)
-    session_mints_burst: int = 60
-    session_mints_per_hour: float = 60.0
+    # a session counts as its address until its cookie is this old, and only so many of each
+    # address's sessions may earn a place of their own: at once, then per hour (app/sessions.py)
+    session_settle_seconds: float = 2.0
+    earned_sessions_burst: int = 60
+    earned_sessions_per_hour: float = 60.0
     # ***** new traces each session and each address may store, per window *****
     quota_window_seconds: float = 3600.0
     session_quota_traces: int = 300

@@ -79,7 +79,11 @@ def create_app(
     app.state.settings = settings
     secret = sessions.secret_for(settings.session_secret, settings.db_path)
     app.state.sessions = sessions.Sessions(secret)
-    mints = sessions.MintBudget(settings.session_mints_burst, settings.session_mints_per_hour)
+    standing = sessions.Standing(
+        settings.session_settle_seconds,
+        settings.earned_sessions_burst,
+        settings.earned_sessions_per_hour,
+    )
     store_limits = StoreLimits(
         max_trace_bytes=settings.max_stored_trace_mib * MIB,
         max_total_bytes=settings.max_store_mib * MIB,
@@ -144,14 +148,16 @@ def create_app(
         proto = request.headers.get("x-forwarded-proto")
         scheme = client_scheme(peer, proto, request.url.scheme, settings.trusted_proxies)
         known = app.state.sessions.session_of(request.cookies.get(sessions.COOKIE))
-        session = f"session:{known}" if known else f"address:{address}"
+        # a session counts as its address until it has earned its place (app/sessions.py)
+        own = known is not None and standing.earned(address, *known)
+        session = f"session:{known[0]}" if own else f"address:{address}"
         request.state.requester = Requester(session, address)
         response = await call_next(request)
         # an answer any cache may keep and hand to anyone must not carry someone's cookie
         shared = "public" in response.headers.get("cache-control", "")
         # nor an embed: it only reads, and framed by another site its cookie is third-party,
         # which browsers block (or keep apart per site); it must work, and does, without one
-        if known is None and not shared and not frameable(request.url.path) and mints.take(address):
+        if known is None and not shared and not frameable(request.url.path):
             _, cookie = app.state.sessions.mint()
             app.state.sessions.set_cookie(response, cookie, secure=scheme == "https")
         return response

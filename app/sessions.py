@@ -3,10 +3,16 @@
 The id means nothing and names nobody; it only lets admission and the quotas tell thirty
 learners behind one classroom address apart. A request without a valid cookie has no session
 (it is counted by its address) and is given one for next time, so a client that drops cookies
-gains nothing over its address's share. New sessions are not free either: each address is given
-at most `burst` of them at once, and `per_hour` more an hour after that (MintBudget). A classroom
-of thirty opening the site together is well inside it; a script minting cookies by the hundred
-to look like a classroom is not, and its requests past the budget count as its address's.
+gains nothing over its address's share.
+
+Cookies cost nothing to mint, so a session earns its place before it counts as a client of its
+own (`Standing`): until then its requests count as its address's, as a cookieless one's do.
+It earns it by waiting: its cookie must be `settle_seconds` old (the cookie says when it was
+signed), as a learner's is by the time they have read a page and pressed Run; and each address
+may have only so many sessions earn their place (`burst` at once, `per_hour` more an hour
+after), which a classroom of thirty is well inside. So cookies minted by the hundred, and used
+at once, are one client, their address; and a stock of them minted ahead and kept is a few
+dozen clients at most, each of which the admission then serves by what it has used.
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from itsdangerous import BadSignature, Signer
+from itsdangerous import BadSignature, Signer, TimestampSigner
 
 COOKIE = "gradtrace_session"
 MAX_AGE = 400 * 24 * 3600  # the longest browsers keep a cookie
@@ -26,14 +33,22 @@ SALT = "gradtrace.session"
 
 class Sessions:
     def __init__(self, secret: str | bytes) -> None:
-        self._signer = Signer(secret, salt=SALT)
+        self._signer = TimestampSigner(secret, salt=SALT)
+        # cookies signed before they said when: as good as old
+        self._untimed = Signer(secret, salt=SALT)
 
-    def session_of(self, cookie: str | None) -> str | None:
-        """The session id a cookie carries, or None for a missing, forged or altered one."""
+    def session_of(self, cookie: str | None) -> tuple[str, float] | None:
+        """The session id a cookie carries and its age in seconds (an older cookie, signed
+        without a time, is of any age), or None for a missing, forged or altered one."""
         if not cookie or len(cookie) > 200:
             return None
         try:
-            return self._signer.unsign(cookie).decode("ascii")
+            value, signed = self._signer.unsign(cookie, return_timestamp=True)
+            return value.decode("ascii"), time.time() - signed.timestamp()
+        except (BadSignature, UnicodeDecodeError):
+            pass
+        try:
+            return self._untimed.unsign(cookie).decode("ascii"), float("inf")
         except (BadSignature, UnicodeDecodeError):
             return None
 
@@ -48,34 +63,52 @@ class Sessions:
         )
 
 
-class MintBudget:
-    """`budget.take(address)`: whether this address may be given one more new session now. A
-    bucket per address of `burst` sessions, refilled at `per_hour`."""
+class Standing:
+    """`standing.earned(address, session, age)`: whether a session counts as a client of its
+    own, not as its address. Once earned, kept (the `KEPT` most recent sessions)."""
 
-    KEPT = 10_000  # addresses remembered; past it, those whose buckets are full again go (or,
+    KEPT = 100_000  # sessions that have earned their place, remembered
+    KEPT_ADDRESSES = 10_000  # addresses' budgets; past it, those full again are forgotten (or,
     # if that is not enough, the longest untouched: forgetting one only gives it a full bucket)
 
     def __init__(
-        self, burst: int, per_hour: float, clock: Callable[[], float] = time.monotonic
+        self,
+        settle_seconds: float,
+        burst: int,
+        per_hour: float,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.settle_seconds = settle_seconds
         self.burst = burst
         self.per_second = per_hour / 3600
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # address: (sessions left, as of)
+        self._earned: OrderedDict[str, None] = OrderedDict()
+        self._buckets: dict[str, tuple[float, float]] = {}  # address: (places left, as of)
 
-    def take(self, address: str) -> bool:
+    def earned(self, address: str, session: str, age: float) -> bool:
+        if session in self._earned:
+            self._earned.move_to_end(session)
+            return True
+        if age < self.settle_seconds or not self._take(address):
+            return False
+        self._earned[session] = None
+        if len(self._earned) > self.KEPT:
+            self._earned.popitem(last=False)
+        return True
+
+    def __len__(self) -> int:
+        """Addresses whose budgets are remembered (their memory is bounded: tests)."""
+        return len(self._buckets)
+
+    def _take(self, address: str) -> bool:
         now = self._clock()
         left = self._left(address, now)
         if left < 1:
             return False
         self._buckets[address] = (left - 1, now)
-        if len(self._buckets) > self.KEPT:
+        if len(self._buckets) > self.KEPT_ADDRESSES:
             self._forget(now)
         return True
-
-    def __len__(self) -> int:
-        """Addresses remembered (their memory is bounded: tests)."""
-        return len(self._buckets)
 
     def _left(self, address: str, now: float) -> float:
         left, when = self._buckets.get(address, (self.burst, now))
@@ -84,7 +117,7 @@ class MintBudget:
     def _forget(self, now: float) -> None:
         for address in [a for a in self._buckets if self._left(a, now) >= self.burst]:
             del self._buckets[address]
-        excess = len(self._buckets) - self.KEPT // 2
+        excess = len(self._buckets) - self.KEPT_ADDRESSES // 2
         if excess > 0:
             for address in sorted(self._buckets, key=lambda a: self._buckets[a][1])[:excess]:
                 del self._buckets[address]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -10,8 +11,21 @@ from fastapi.testclient import TestClient
 from app import execution
 from app.config import Networks, Settings
 from app.main import create_app
-from app.sessions import COOKIE, MintBudget, Sessions
+from app.sessions import COOKIE, SALT, Sessions, Standing
 from engine.tracer import trace_snippet
+
+
+def _settings(tmp_path, **changes) -> Settings:
+    """Settings in which a session counts as a client of its own from its first request: these
+    tests are about sessions, not about how one earns its place (tested below on its own)."""
+    return Settings(
+        **{
+            "db_path": tmp_path / "traces.db",
+            "session_secret": "s",
+            "session_settle_seconds": 0.0,
+            **changes,
+        }
+    )
 
 
 def _client(app) -> TestClient:
@@ -20,7 +34,7 @@ def _client(app) -> TestClient:
 
 @pytest.fixture
 def app(tmp_path):
-    return create_app(Settings(db_path=tmp_path / "traces.db", session_secret="test-secret"))
+    return create_app(_settings(tmp_path, session_secret="test-secret"))
 
 
 @pytest.fixture
@@ -69,7 +83,7 @@ def test_a_forged_or_altered_cookie_counts_for_nothing(app, seen):
 
 
 def test_thirty_browsers_behind_one_address_are_all_served(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    app = create_app(_settings(tmp_path))
     browsers = [_client(app) for _ in range(30)]
     with browsers[0]:  # the app's startup: the sandbox is warm before the class arrives
         for browser in browsers:
@@ -88,7 +102,7 @@ def test_thirty_browsers_behind_one_address_are_all_served(tmp_path):
 
 
 def test_a_session_past_its_quota_of_new_traces_is_told_so(tmp_path, seen):
-    settings = Settings(db_path=tmp_path / "traces.db", session_secret="s", session_quota_traces=3)
+    settings = _settings(tmp_path, session_quota_traces=3)
     app = create_app(settings)
     browser, classmate = _client(app), _client(app)
     browser.get("/")
@@ -138,33 +152,53 @@ def test_an_ipv6_client_is_one_address_for_its_whole_64(tmp_path, seen):
     assert {requester.address for requester in seen} == {"2001:db8:1:1::/64", "2001:db8:1:2::/64"}
 
 
-def test_an_address_is_given_only_so_many_new_sessions(tmp_path):
-    """Cookies minted by the hundred would each be a client of its own: past the budget, a
-    cookieless request gets none, and counts as its address."""
-    settings = Settings(
-        db_path=tmp_path / "traces.db",
-        session_secret="s",
-        session_mints_burst=5,
-        session_mints_per_hour=1,
-        trusted_proxies=Networks("127.0.0.1"),
-    )
-    app = create_app(settings)
-
-    def visit(address: str):
-        proxy = TestClient(app, base_url="http://localhost", client=("127.0.0.1", 40000))
-        return proxy.get("/", headers={"X-Forwarded-For": address})
-
-    given = [COOKIE in visit("203.0.113.9").cookies for _ in range(8)]
-    assert given == [True] * 5 + [False] * 3
-    assert COOKIE in visit("203.0.113.10").cookies  # another address has its own budget
+def test_a_new_session_counts_as_its_address_until_it_has_waited(tmp_path, seen):
+    """Cookies cost nothing to mint: one used at once counts as its address, as no cookie does;
+    once it is old enough (a learner has read the page), it is a client of its own."""
+    app = create_app(_settings(tmp_path, session_settle_seconds=1.0))
+    browser = _client(app)
+    browser.get("/")
+    browser.post("/api/traces", json={"code": "print(1)"})
+    time.sleep(1.0)
+    browser.post("/api/traces", json={"code": "print(2)"})
+    at_once, later = seen
+    assert at_once.session == f"address:{at_once.address}"
+    assert later.session.startswith("session:")
 
 
-def test_mint_budgets_refill_and_forget_full_buckets():
+def test_only_so_many_sessions_of_an_address_earn_a_place(tmp_path, seen):
+    """Past its budget, an address's sessions still get their cookies, but count as the
+    address: a stock of minted cookies is a few dozen clients at most."""
+    app = create_app(_settings(tmp_path, earned_sessions_burst=5, earned_sessions_per_hour=1))
+    browsers = [_client(app) for _ in range(8)]
+    for n, browser in enumerate(browsers):
+        assert COOKIE in browser.get("/").cookies
+        browser.post("/api/traces", json={"code": f"print({n})"})
+    own = [requester.session.startswith("session:") for requester in seen]
+    assert own == [True] * 5 + [False] * 3
+    browsers[0].post("/api/traces", json={"code": "print(8)"})  # an earned place is kept
+    assert seen[-1].session.startswith("session:")
+
+
+def test_standing_is_earned_by_age_within_a_budget_that_refills():
     now = [0.0]
-    budget = MintBudget(burst=2, per_hour=3600, clock=lambda: now[0])
-    assert [budget.take("a") for _ in range(3)] == [True, True, False]
-    now[0] += 1.0  # one more a second
-    assert budget.take("a") and not budget.take("a")
-    for n in range(MintBudget.KEPT + 1):
-        budget.take(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}")
-    assert len(budget) <= MintBudget.KEPT
+    standing = Standing(settle_seconds=2.0, burst=2, per_hour=3600, clock=lambda: now[0])
+    assert not standing.earned("a", "young", 1.0)
+    assert [standing.earned("a", s, 5.0) for s in ("s1", "s2", "s3")] == [True, True, False]
+    assert standing.earned("a", "s1", 5.0)  # kept
+    now[0] += 1.0  # one more place a second
+    assert standing.earned("a", "s3", 5.0) and not standing.earned("a", "s4", 5.0)
+    for n in range(Standing.KEPT_ADDRESSES + 1):
+        standing.earned(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}", f"x{n}", 5.0)
+    assert len(standing) <= Standing.KEPT_ADDRESSES
+
+
+def test_a_cookie_says_how_old_it_is_and_an_older_kind_counts_as_old():
+    from itsdangerous import Signer
+
+    sessions = Sessions("k")
+    session, cookie = sessions.mint()
+    found, age = sessions.session_of(cookie)
+    assert found == session and 0 <= age < 5
+    untimed = Signer("k", salt=SALT).sign("old-session").decode()
+    assert sessions.session_of(untimed) == ("old-session", float("inf"))
