@@ -216,7 +216,7 @@ class Traces:
 
     async def _drawn(self, ident, opened: tuple, requester: Requester, trace: dict | None):
         async def draw() -> dict:
-            with self.renders.hold(requester):
+            async with self.renders.hold(requester):
                 source, digest = await self._source(ident, trace)
                 page = await self.pool.page(source, ident, opened)
                 return {**page, "digest": digest, "opened": opened}
@@ -228,7 +228,7 @@ class Traces:
             reason = failure.reason
 
         async def words() -> dict:
-            with self.renders.hold(requester):
+            async with self.renders.hold(requester):
                 source, digest = await self._source(ident, trace)
                 return {**await self.pool.narration(source), "digest": digest}
 
@@ -279,7 +279,7 @@ class Traces:
         asked = "" if questions is None else content_digest(json.dumps(questions, sort_keys=True))
 
         async def work() -> dict:
-            with self.renders.hold(requester):
+            async with self.renders.hold(requester):
                 source, _ = await self._source(ident, trace)
                 return await self.pool.quiz(source, questions)
 
@@ -308,7 +308,7 @@ class Traces:
         fields = dataclasses.asdict(request)
 
         async def make() -> dict:
-            with self.exports.hold(requester):
+            async with self.exports.hold(requester):
                 source, digest = await self._source(ident, trace)
                 made = await self.pool.export(source, ident, fields, live_url)
                 return {"reply": made, "digest": digest}
@@ -329,7 +329,7 @@ class Traces:
         request = {"kind": kind, "view": view, "theme": theme, "step": step}
 
         async def make() -> dict:
-            with self.renders.hold(requester):
+            async with self.renders.hold(requester):
                 source, digest = await self._source(ident, trace)
                 return {"reply": await self.pool.picture(source, request), "digest": digest}
 

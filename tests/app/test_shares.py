@@ -18,19 +18,39 @@ from app.store import Store
 from engine.tracer import trace_snippet
 
 
-def test_a_session_and_its_address_each_have_a_share():
-    shares = Shares(per_session=1, per_address=2, what="pages being drawn", retry_after=2)
-    with shares.hold(Requester("a", "10.0.0.1")):
-        with pytest.raises(ShareUsed) as refused, shares.hold(Requester("a", "10.0.0.1")):
-            pass
-        assert refused.value.status_code == 429 and "pages being drawn" in refused.value.message
-        with shares.hold(Requester("b", "10.0.0.1")):  # a classmate has a share of its own
-            # but the address's is taken
-            with pytest.raises(ShareUsed), shares.hold(Requester("minted", "10.0.0.1")):
-                pass
-            with shares.hold(Requester("c", "10.0.0.2")):
-                assert shares.held() == 3
-    assert shares.held() == 0
+def test_a_session_is_refused_past_its_share_and_an_address_waits_its_turn():
+    shares = Shares(
+        per_session=1, per_address=2, what="pages being drawn", retry_after=2, wait_seconds=0.3
+    )
+    order = []
+
+    async def draw(requester: Requester, seconds: float) -> None:
+        async with shares.hold(requester):
+            order.append(requester.session)
+            await asyncio.sleep(seconds)
+
+    async def body():
+        first = asyncio.ensure_future(draw(Requester("a", "10.0.0.1"), 0.1))
+        await asyncio.sleep(0)
+        with pytest.raises(ShareUsed) as refused:  # at once: this browser has one going
+            await draw(Requester("a", "10.0.0.1"), 0)
+        others = [asyncio.ensure_future(draw(Requester(name, "10.0.0.1"), 0.1)) for name in "bcd"]
+        elsewhere = asyncio.ensure_future(draw(Requester("e", "10.0.0.2"), 0))
+        await asyncio.gather(first, *others, elsewhere)
+        assert shares.held() == 0
+        with pytest.raises(ShareUsed) as waited_too_long:
+            async with (
+                shares.hold(Requester("x", "10.0.0.3")),
+                shares.hold(Requester("y", "10.0.0.3")),
+            ):
+                await draw(Requester("z", "10.0.0.3"), 0)
+        return refused.value, waited_too_long.value
+
+    refused, waited_too_long = asyncio.run(body())
+    assert refused.status_code == 429 and "pages being drawn" in refused.message
+    assert waited_too_long.status_code == 429 and "network" in waited_too_long.message
+    # the address's third and fourth waited their turn, in order; another address did not wait
+    assert order == ["a", "b", "e", "c", "d"]
 
 
 class _SlowPool:
