@@ -215,3 +215,25 @@ def test_per_run_limits_can_only_be_lowered(sandbox):
     assert sandbox.settings.tightened({"cpu_seconds": 100}).cpu_seconds == 0.5
     with pytest.raises(ValueError):
         sandbox.settings.tightened({"uid_base": 0})
+
+
+def test_a_child_runs_at_a_lower_priority_than_the_server():
+    """However many endless loops run, the server's own work comes first: the child's
+    resource limits include its niceness (checked in a fork, since they are for good)."""
+    import os
+
+    from app.sandbox import hardening
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: limit itself as a run's child does, and say its priority
+        try:
+            hardening.limit_resources(DEFAULTS)
+            os.write(write, str(os.getpriority(os.PRIO_PROCESS, 0)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    said = os.read(read, 64).decode()
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert int(said) >= hardening.NICENESS > os.getpriority(os.PRIO_PROCESS, 0)
