@@ -16,9 +16,10 @@ HTTP. Options (view, theme, a range of steps) are checked by `ExportRequest.chec
 | --- | --- |
 | `options.py` | what a reader may choose: formats, views, themes, step ranges, and their checks |
 | `make.py` | `export(trace, ident, request)` and `picture(...)`: a trace into a file |
+| `cost.py` | what an image export costs to draw, checked before its first frame |
 | `frames.py` | a step as a picture: the player's SVG at that step, with its caption |
 | `raster.py` | frames into PNG and PDF pages (Cairo) |
-| `encode.py` | frames into a zip, a PDF, a GIF |
+| `encode.py` | frames into a zip, a PDF, a GIF (written a frame at a time) |
 | `standalone.py`, `bundle.py` | the one-file HTML player, and the player's modules joined for it |
 
 This package's own import is empty, so that `gradtrace export` can read the options and start

@@ -1,6 +1,6 @@
 """Frames into the files a slide deck or a handout takes: a zip of SVG and PNG per step, a PDF
 of one page per step, an animated GIF. Libraries do the encoding (zipfile, Cairo and pypdf,
-Pillow); this module only puts the frames in order.
+Pillow); this module puts the frames in order, and writes a GIF's container itself.
 
 Each takes the frames as an iterable and `progress(done, total)`, called after each frame, so
 the command line can show a long export moving.
@@ -66,26 +66,42 @@ def pdf_of(frames: Iterable[Frame], total: int, title: str, progress: Progress =
 
 
 def gif_of(frames: Iterable[Frame], total: int, progress: Progress = _quiet) -> bytes:
-    """An animated GIF, one frame per step, looping."""
-    from PIL import Image
+    """An animated GIF, one frame per step, looping.
 
-    images = []
+    Written a frame at a time, holding one frame, whatever the count: Pillow's own animated
+    save (save_all) keeps every frame until the end, and a 240-frame export of a big trace
+    filled the render worker's 1 GiB. So Pillow encodes each frame alone
+    (GifImagePlugin.getdata: the frame's delay, its own palette and its LZW data), and this
+    writes the container around them: the header, the loop, the trailer."""
+    from PIL import GifImagePlugin, Image, ImageChops
+
+    out = io.BytesIO()
+    shown = None  # the picture as the frames so far leave it, RGB
     for done, frame in enumerate(frames, 1):
         scale = raster.scale_within(frame.width, frame.height, GIF_SCALE, GIF_MAX_SIDE)
         image = Image.open(io.BytesIO(raster.png(frame.svg, scale))).convert("RGB")
         # one adaptive palette per frame: the drawing's few colours and the caption's
-        images.append(image.quantize(colors=128, dither=Image.Dither.NONE))
+        quantized = image.quantize(colors=128, dither=Image.Dither.NONE)
+        now = quantized.convert("RGB")
+        if shown is None:
+            out.write(_gif_start(*image.size))
+            box = (0, 0, *image.size)
+        else:  # only what changed is written, over the frame before (disposal 1: kept)
+            box = ImageChops.difference(now, shown).getbbox() or (0, 0, 1, 1)
+        shown = now
+        duration = GIF_LAST_FRAME_MS if done == total else GIF_FRAME_MS
+        for part in GifImagePlugin.getdata(
+            quantized.crop(box), box[:2], duration=duration, disposal=1, include_color_table=True
+        ):
+            out.write(part)
         progress(done, total)
-    durations = [GIF_FRAME_MS] * (len(images) - 1) + [GIF_LAST_FRAME_MS]
-    out = io.BytesIO()
-    images[0].save(
-        out,
-        "GIF",
-        save_all=True,
-        append_images=images[1:],
-        duration=durations,
-        loop=0,
-        optimize=False,
-        disposal=1,
-    )
+    out.write(b";")  # the trailer
     return out.getvalue()
+
+
+def _gif_start(width: int, height: int) -> bytes:
+    """A GIF89a's header: its size, no global palette (each frame brings its own), and the
+    NETSCAPE2.0 extension that loops it forever."""
+    screen = width.to_bytes(2, "little") + height.to_bytes(2, "little") + bytes(3)
+    loop = b"!\xff\x0bNETSCAPE2.0\x03\x01" + (0).to_bytes(2, "little") + b"\x00"
+    return b"GIF89a" + screen + loop

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.export import encode, raster
+from app.export import cost, encode, raster
 from app.export.frames import frames
 from app.export.options import BadOption, ExportRequest, StepRange
 from app.export.standalone import standalone_html
@@ -27,6 +27,7 @@ def export(
         return html.encode("utf-8")
     rendered = render(trace)
     steps = request.steps(len(rendered["steps"]))
+    cost.check(rendered, request.view, request.format, steps)  # before any frame is drawn
     drawn = frames(rendered, request.view, steps, request.theme)
     if request.format == "zip":
         words = "".join(

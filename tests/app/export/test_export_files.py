@@ -5,6 +5,7 @@ hostile names and printed text without ever running them."""
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 import xml.etree.ElementTree as ET
 import zipfile
@@ -179,6 +180,24 @@ def test_the_thumbnail_is_exactly_the_size_oembed_promises(client, stored):
     assert f"Step 2 of {total}" in one.text
     assert client.get(f"/t/{ident}.png?step={total + 1}").status_code == 422
     assert client.get(f"/t/{ident}.png?view=sideways").status_code == 422
+
+
+def test_an_export_that_would_cost_too_much_is_a_422_saying_how_many_steps_to_ask(client):
+    """Checked in the worker before any frame is drawn (app/export/cost.py): 240 steps of a
+    drawing of up to 189 elements a step."""
+    code = (
+        "import torch\n"
+        "ws = [torch.tensor(float(i), requires_grad=True) for i in range(15)]\n"
+        "for step in range(5):\n"
+        "    total = ws[0] * 0.5\n"
+        "    for w in ws[1:]:\n"
+        "        total = total + w * w\n"
+        "    total.backward()\n"
+    )
+    ident = client.post("/api/traces", json={"code": code}).json()["id"]
+    answer = client.get(f"/t/{ident}/export.gif?from=1&to={MAX_FRAMES}")
+    assert answer.status_code == 422
+    assert re.search(r"ask for at most \d+ steps \(from= and to=\)", answer.text), answer.text
 
 
 # ***** hostile names *****
