@@ -17,6 +17,7 @@ import pytest
 from app.page_cache import PageCache
 from app.render.page import SHOWN_TRACE_FIELDS, drawn_page
 from app.render_pool import RenderBusy, RenderPool, RenderSettings, TooLargeToDraw
+from app.render_worker import NICENESS
 from engine.tracer import trace_snippet
 
 SEED = """\
@@ -205,6 +206,13 @@ def test_past_the_queue_the_pool_is_busy():
         return busy.value.retry_after
 
     assert _run(_settings(workers=1, queue=1), body) > 0
+
+
+def test_workers_draw_at_a_lower_priority_than_the_server():
+    async def body(pool):
+        return await pool.run({"kind": "niceness"})
+
+    assert _run(_settings(), body) >= NICENESS > os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def test_workers_get_none_of_the_servers_environment(monkeypatch):
