@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Header, Request
+from fastapi import APIRouter, Form, Header, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app import sharing
@@ -35,10 +35,13 @@ def index(request: Request, example: str | None = None):
 @router.post("/run", response_class=HTMLResponse)
 async def run(
     request: Request,
-    code: Annotated[str, Form()] = "",
+    code: Annotated[str | UploadFile, Form()] = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
     page = "_result.html" if hx_request else "index.html"
+    if not isinstance(code, str):  # a multipart post may send a file in its place
+        problem = "The snippet is sent as text, not as a file."
+        return render_page(request, page, {"code": "", "problem": problem}, 422)
     limit = request.app.state.settings.max_source_bytes
     try:
         code.encode("utf-8")

@@ -368,6 +368,8 @@ def test_a_file_sent_where_a_form_reads_text_is_a_422_not_a_500(client, quiz_ide
             assert reply.status_code == 422, (url, name, reply.status_code, reply.text[:300])
             if url != "/run":
                 assert f"the field &#39;{name}&#39; was sent as a file" in reply.text
+            else:
+                assert "The snippet is sent as text, not as a file." in reply.text
 
 
 @pytest.mark.parametrize("attempt", ["x", "1.5", "2" * 5000])
