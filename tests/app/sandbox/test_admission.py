@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from app.sandbox import Requester, SandboxBusy
@@ -126,10 +128,8 @@ def test_minted_sessions_give_their_places_to_a_classmate_with_fewer():
     minted = [Requester(f"minted-{n}", "10.0.0.1") for n in range(26)]
     for requester in minted:  # 26 x 10: the first four start, two hundred wait, then 429s
         for _ in range(10):
-            try:
+            with contextlib.suppress(SandboxBusy):
                 admission.enter(requester, lambda ticket: None, refused.append)
-            except SandboxBusy:
-                pass
     assert admission.stats()["queued"] == 200
     refused.clear()  # (the last minted sessions took some of the first ones' places)
     for n in range(30):  # a classroom's honest browsers, each pressing Run once
