@@ -1,9 +1,11 @@
 """How fast is the render layer? Layout and whole-render times for graphs of 50, 200 and 500
 drawn nodes, and for a 1,000-iteration training loop (stacked); then the long-trace cases
 (steps for a 19,999-op loop and a forged 60,000-event line, a 20,000-event page and its
-generated quiz) and the render worker's round trip against drawing in-process.
+generated quiz) and the render worker's round trip against drawing in-process; then a stored
+trace's first draw as the server makes it (read from the store, drawn by a worker, kept as text)
+beside the same page drawn in-process, in the same run.
 
-    .venv/bin/python bench/render.py [--repeat 5]
+    .venv/bin/python bench/render.py [--repeat 5] [--only first-draw]
 
 Each snippet is traced once, then rendered several times; medians are printed, with the
 trace's own time as the baseline measured in the same run (machines here are shared and noisy,
@@ -26,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.lessons import quiz  # noqa: E402
 from app.render import graph, layout, render, stacks, steps  # noqa: E402
-from app.render.page import player_context  # noqa: E402
+from app.render.page import drawn_page, player_context  # noqa: E402
 from app.render_pool import RenderPool, RenderSettings  # noqa: E402
 from engine.tracer import trace_snippet  # noqa: E402
 
@@ -170,6 +172,49 @@ def long_traces(repeat: int) -> None:
     )
 
 
+def first_draw(repeat: int) -> None:
+    """A stored 20,000-event trace's page the first time anyone asks for it, as the server
+    draws it (app/service.py Traces.page: the stored text read and handed to a worker as it
+    is, the finished page handed back), each time with an empty page cache; beside the same
+    page drawn in-process (app.render.page.drawn_page), the floor it cannot go below."""
+    import tempfile
+
+    from app.config import Settings
+    from app.page_cache import PageCache
+    from app.sandbox import Requester
+    from app.service import Traces
+    from app.store import Store
+
+    code = TRAINING.replace("range(1000)", "range(1100)")  # cut at 20,000 events
+    trace = trace_snippet(code)
+    local = median_time(lambda: drawn_page(trace, "bench"), repeat)
+
+    async def main(folder: str) -> list[float]:
+        store = Store(f"{folder}/traces.db")
+        ident, _ = store.put(code, trace)
+        pool = RenderPool(RenderSettings(workers=1))
+        reader = Requester("bench", "bench")
+        try:
+            await pool.start()
+            times = []
+            for _ in range(repeat):
+                traces = Traces(store, Settings(db_path=store.path), pool, PageCache())
+                start = time.perf_counter()
+                await traces.page(ident, reader)
+                times.append(time.perf_counter() - start)
+            return times
+        finally:
+            await pool.close()
+
+    with tempfile.TemporaryDirectory() as folder:
+        drawn = statistics.median(asyncio.run(main(folder)))
+    name = f"{len(trace['events']):,}-event page"
+    print(
+        f"{name:<26} first draw in-process {local * 1000:7.1f} ms  as served "
+        f"{drawn * 1000:7.1f} ms  ({drawn / local:.2f}x)"
+    )
+
+
 def round_trip(repeat: int) -> None:
     """A page drawn by a render worker against the same page drawn in-process."""
     big = trace_snippet(TRAINING.replace("range(1000)", "range(1100)"))  # cut at 20,000 events
@@ -204,14 +249,20 @@ def round_trip(repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--only", choices=["first-draw"], help="only this part")
+    args = parser.parse_args()
+    repeat = args.repeat
     gc.collect()
+    if args.only == "first-draw":
+        first_draw(repeat)
+        return
     for target in (50, 200, 500):
         passes = max(1, (target - 4) // 6)  # the tensors view is the bigger one
         row(f"{target}-node graph", RECURRENCE.format(passes=passes), repeat)
     row("1,000-pass loop", TRAINING, max(1, repeat // 2))
     long_traces(repeat)
     round_trip(repeat)
+    first_draw(repeat)
 
 
 if __name__ == "__main__":
