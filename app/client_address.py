@@ -28,7 +28,7 @@ def client_address(
     values (a header sent twice counts as one list, in order)."""
     if peer is None:
         return "unknown"
-    if not _is_trusted(peer, trusted_proxies):
+    if not is_trusted(peer, trusted_proxies):
         return peer
     entries = [entry.strip() for value in forwarded_for for entry in value.split(",")]
     for entry in reversed(entries):
@@ -36,7 +36,7 @@ def client_address(
         if address is None:
             # a proxy we trust would not have written this: whatever is left of it is unknown
             break
-        if not _is_trusted(address, trusted_proxies):
+        if not is_trusted(address, trusted_proxies):
             return address
     # every entry was a trusted proxy (or none was usable): the nearest of them is the client
     return peer
@@ -58,14 +58,16 @@ def client_scheme(
     trusted_proxies: Sequence[Network],
 ) -> str:
     """The scheme the client used: a trusted proxy that ends TLS says so in X-Forwarded-Proto."""
-    if peer is None or forwarded_proto is None or not _is_trusted(peer, trusted_proxies):
+    if peer is None or forwarded_proto is None or not is_trusted(peer, trusted_proxies):
         return own_scheme
     # a chain of proxies may list one per hop; the one next to us wrote the right-most
     scheme = forwarded_proto.split(",")[-1].strip().lower()
     return scheme if scheme in ("http", "https") else own_scheme
 
 
-def _is_trusted(address: str, trusted_proxies: Sequence[Network]) -> bool:
+def is_trusted(address: str, trusted_proxies: Sequence[Network]) -> bool:
+    """Whether `address` (a plain address, an IPv4-mapped one read as IPv4) is one of the
+    trusted proxies: its X-Forwarded-For is believed, and its connections are not capped."""
     parsed = _parsed(address)
     return parsed is not None and any(parsed in network for network in trusted_proxies)
 

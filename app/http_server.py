@@ -26,7 +26,7 @@ import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from app.client_address import Network, _is_trusted, limit_key
+from app.client_address import Network, is_trusted, limit_key
 from app.config import Settings
 from app.security import SECURITY_HEADERS
 
@@ -90,7 +90,7 @@ class GuardedH11Protocol(H11Protocol):
         peer = self.client[0] if self.client else None
         # a trusted proxy carries every client's connections: it must cap them per client
         # itself (nginx's limit_conn), since their addresses are not known until the headers
-        if peer is not None and not _is_trusted(peer, self.trusted_proxies):
+        if peer is not None and not is_trusted(peer, self.trusted_proxies):
             self._counted_as = limit_key(peer)
             self.open_by_address[self._counted_as] += 1
         if len(self.connections) > self.max_connections or self._over_address_cap():
