@@ -120,8 +120,6 @@ def create_app(
         idle_seconds=settings.body_idle_seconds,
         deadline_seconds=settings.body_deadline_seconds,
     )
-    # outside the body's limits: a request stops once its body is in and its client has gone
-    app.add_middleware(CancelOnDisconnect)
     app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)
     # answers over 1 KB compressed (level 6: nearly 9's size in a fraction of its time);
     # inside name_the_client, which streams what it passes on: compressed whole, an answer
@@ -169,6 +167,10 @@ def create_app(
     # refusals included, carries the security headers
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
     app.add_middleware(SecurityHeaders)
+    # outside everything: a request stops once its body is in and its client has gone, and the
+    # whole of it stops (cancelled inside name_the_client, the answer it awaits would never come,
+    # and Starlette would log that as an error: a flood of hang-ups, a flood of tracebacks)
+    app.add_middleware(CancelOnDisconnect)
     # a 500 is answered outside every middleware (Starlette's ServerErrorMiddleware)
     app.add_exception_handler(Exception, internal_error)
 
