@@ -43,6 +43,13 @@ def layer_report() -> dict:
         return _report
 
 
+def known_layer_report() -> dict | None:
+    """layer_report's answer if it has been measured (the app measures it at startup), else
+    None: nothing is started or waited for."""
+    with _report_lock:
+        return _report
+
+
 def run_snippet(code: str) -> dict:
     """Run `code` in the sandbox with `torch` resolving to the engine; return its trace.
 
