@@ -218,7 +218,7 @@ class Traces:
         async def draw() -> dict:
             async with self.renders.hold(requester):
                 source, digest = await self._source(ident, trace)
-                page = await self.pool.page(source, ident, opened)
+                page = _checked_page(await self.pool.page(source, ident, opened))
                 return {**page, "digest": digest, "opened": opened}
 
         try:
@@ -230,7 +230,8 @@ class Traces:
         async def words() -> dict:
             async with self.renders.hold(requester):
                 source, digest = await self._source(ident, trace)
-                return {**await self.pool.narration(source), "digest": digest}
+                told = _checked_words(await self.pool.narration(source))
+                return {**told, "digest": digest}
 
         try:
             told = await self.cache.get((ident, "words"), words)
@@ -337,6 +338,49 @@ class Traces:
 
 
 MODULE, STACK = "m", "g"  # how a module call's token (m1) and a stack's id (g1) begin
+
+
+def _checked_page(page) -> dict:
+    """A render worker's page, read as the hostile input it may be (it drew a hostile trace):
+    its shape checked, and its player data free of any `<` (Jinja's JSON writes every one as
+    \u003c), so it cannot end the <script> that holds it. Anything else is a failure to draw."""
+    fine = (
+        isinstance(page, dict)
+        and isinstance(page.get("player_json"), str)
+        and "<" not in page["player_json"]
+        and isinstance(page.get("steps_html"), str)
+        and isinstance(page.get("drawings"), dict)
+        and all(isinstance(svg, str) for svg in page["drawings"].values())
+        and isinstance(page.get("openable"), list)
+        and all(isinstance(token, str) for token in page["openable"])
+        and isinstance(page.get("rendered"), dict)
+        and _shown_fine(page.get("trace"))
+    )
+    if not fine:
+        raise TooLargeToDraw("the render worker's reply was unreadable")
+    return page
+
+
+def _checked_words(told) -> dict:
+    """The narration fallback's reply, checked as `_checked_page` checks a page."""
+    fine = (
+        isinstance(told, dict)
+        and isinstance(told.get("steps"), list)
+        and all(isinstance(text, str) for text in told["steps"])
+        and _shown_fine(told.get("trace"))
+    )
+    if not fine:
+        raise TooLargeToDraw("the render worker's reply was unreadable")
+    return told
+
+
+def _shown_fine(shown) -> bool:
+    return (
+        isinstance(shown, dict)
+        and isinstance(shown.get("event_count"), int)
+        and isinstance(shown.get("outcome"), dict)
+        and isinstance(shown.get("code"), str)
+    )
 
 
 def _openable(page: dict, wanted: set[str], kind: str) -> set[str]:

@@ -267,3 +267,31 @@ def test_a_visitors_reloads_are_written_once(client, monkeypatch):
     for _ in range(5):
         assert client.get(f"/t/{ident}").status_code == 200
     assert len(written) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        None,
+        [],
+        {"player_json": "</script><script>alert(1)</script>"},
+        {"player_json": "{}", "steps_html": "", "drawings": {}, "openable": 5},
+    ],
+)
+def test_a_render_workers_junk_page_is_a_failure_to_draw_never_trusted(client, reply):
+    """The worker drew a hostile trace: its reply is read as hostile too. A page of the wrong
+    shape, or player data that could end its <script>, is the page in words, never a 500."""
+    ident = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
+    pool = client.app.state.traces.pool
+    original = pool.page
+
+    async def junk(*_args):
+        return reply
+
+    pool.page = junk
+    try:
+        answer = client.get(f"/t/{ident}")
+    finally:
+        pool.page = original
+    assert answer.status_code == 200
+    assert "could not be drawn" in answer.text and "alert(1)" not in answer.text
