@@ -23,6 +23,7 @@ from app import examples, execution
 from app.config import MIB, Settings
 from app.export.options import ExportRequest
 from app.page_cache import PageCache
+from app.render.page import shown_trace
 from app.render_pool import RawJSON, RenderPool, TooLargeToDraw
 from app.sandbox import Requester, statuses
 from app.shares import Shares
@@ -236,7 +237,8 @@ class Traces:
         try:
             told = await self.cache.get((ident, "words"), words)
         except TooLargeToDraw:
-            told = {"steps": [], "trace": None, "digest": None}
+            shown = await self._shown_anyway(ident, requester, trace)
+            told = {"steps": [], "trace": shown, "digest": None}
         return {
             "ident": ident,
             "trace": told["trace"],
@@ -246,6 +248,23 @@ class Traces:
                 "steps": told["steps"],
             },
         }
+
+    async def _shown_anyway(self, ident, requester: Requester, trace: dict | None):
+        """What a page prints of a trace (its code, output, ending) when no worker could say,
+        its drawing and its words having both failed: read here, once, and kept (the failures
+        are remembered, so this is not asked again and again)."""
+        if trace is not None:
+            return shown_trace(trace)
+
+        async def read() -> dict:
+            async with self.renders.hold(requester):
+                source, _ = await self._source(ident, None)
+                return await asyncio.to_thread(lambda: shown_trace(json.loads(source.text)))
+
+        try:
+            return await self.cache.get((ident, "shown"), read)
+        except TooLargeToDraw:
+            return None
 
     async def _source(self, ident: str, trace: dict | None) -> tuple[dict | RawJSON, str | None]:
         """What a worker is sent: the run in hand, or the stored text as it is (never parsed

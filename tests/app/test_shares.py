@@ -64,7 +64,16 @@ class _SlowPool:
     async def page(self, trace, ident, expand=()):
         self.sent.append(("page", ident))
         await self.release.wait()
-        return {"ident": ident, "openable": [], "trace": {}}
+        shown = {"code": "", "outcome": {}, "event_count": 0}
+        return {
+            "ident": ident,
+            "openable": [],
+            "trace": shown,
+            "player_json": "{}",
+            "steps_html": "",
+            "drawings": {},
+            "rendered": {},
+        }
 
     async def export(self, trace, ident, request, live_url):
         self.sent.append(("export", ident))
