@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(result["stdout"])
         sys.stdout.flush()
+        _report_recording_stopped(result["limits"])
     if outcome["status"] == "ok":
         return 0
     if args.command == "run":
@@ -227,6 +228,17 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a name: it may resolve anywhere
+
+
+def _report_recording_stopped(limits: dict) -> None:
+    """Say on stderr that the trace is partial, though the output above is whole."""
+    line = limits.get("stopped_line")
+    if line is not None:
+        print(
+            f"gradtrace: recording stopped at line {line} after {limits['max_events']:,} "
+            "events; the snippet ran on to its end unrecorded",
+            file=sys.stderr,
+        )
 
 
 def _report_failure(outcome: dict) -> None:

@@ -19,7 +19,9 @@ def keep_first(trace: dict, events: int, outcome: dict) -> dict:
         "tensors": {k: v for k, v in trace["tensors"].items() if v["created"] < events},
         "nodes": {k: v for k, v in trace["nodes"].items() if v["created"] < events},
         "modules": calls,
-        "limits": {**trace["limits"], "truncated": True},
+        # the outcome says why it was cut; where the event cap had stopped recording, if it
+        # had, is no longer where the trace ends
+        "limits": {**trace["limits"], "truncated": True, "stopped_line": None},
         "outcome": outcome,
     }
 

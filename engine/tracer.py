@@ -15,6 +15,7 @@ call starts and ends, so every event made inside one names it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import itertools
@@ -87,11 +88,28 @@ OUTPUT_TRUNCATED = "\n[output truncated: more than {limit} printed]\n"
 
 
 class Truncated(BaseException):
-    """Raised out of a hook once the event cap is reached, to end the run there (even if the
-    snippet catches it and goes on, the cap has ended it: see `Tracer.event_limit`).
+    """Raised inside a hook when the event cap is reached, to abandon the event it was
+    recording; the hook's `_recording` wrapper catches it, so the snippet never sees it."""
 
-    A BaseException, so that a snippet's `except Exception:` does not swallow it.
+
+def _recording(hook):
+    """A hook that records nothing once the event cap has stopped recording (`Tracer.truncated`).
+
+    Past the cap the snippet runs on, untraced: the tracer leaves `engine.tracing.current`, but
+    a caller holding it already (a backward in progress, a module call) may still call in. The
+    hook that reached the cap is abandoned where it was, as `settle` tidies up after.
     """
+
+    @functools.wraps(hook)
+    def recorded(self, *args, **kwargs):
+        if self.truncated:
+            return None
+        try:
+            return hook(self, *args, **kwargs)
+        except Truncated:
+            return None
+
+    return recorded
 
 
 class Stopped(BaseException):
@@ -120,18 +138,16 @@ class Tracer:
         *,
         max_events: int = DEFAULT_MAX_EVENTS,
         max_output: int | None = None,
-        event_limit: Callable[[int | None], str] | None = None,
     ) -> None:
         self.code = code
         self.max_events = max_events
-        # None: the cap ends the run as it stands ("ok" with limits.truncated, as the render
-        # goldens expect); else the message, given the line stopped at, of an "event_limit" end
-        self.event_limit = event_limit
         self.max_output = max_output  # UTF-8 bytes of stdout, and of stderr apart; None: no cap
         self.tensors: dict[str, dict] = {}
         self.nodes: dict[str, dict] = {}
         self.events: list[dict] = []
+        # recording stopped at the event cap (the snippet ran on, untraced), at this line
         self.truncated = False
+        self.stopped_line: int | None = None
         self.outcome: dict = {"status": "ok"}
         # drew from torch's default generator before any manual_seed (known once the run ends)
         self.unseeded_random = False
@@ -196,12 +212,17 @@ class Tracer:
             "stdout": "".join(self._stdout),
             "stderr": "".join(self._stderr),
             "outcome": self._stopped or self.outcome,
-            "limits": {"truncated": self.truncated, "max_events": self.max_events},
+            "limits": {
+                "truncated": self.truncated,
+                "max_events": self.max_events,
+                "stopped_line": self.stopped_line,
+            },
             "unseeded_random": self.unseeded_random,
         }
 
     # ***** hooks the engine calls *****
 
+    @_recording
     def on_tensor(self, t: Tensor, op: str, inputs: tuple) -> None:
         span = self._where()
         ids = self._input_ids(inputs, span)
@@ -210,6 +231,7 @@ class Tracer:
         event = {"seq": seq, "kind": "tensor", "tensor": tid, "op": op, "inputs": ids, "span": span}
         self._append_in_call(event)
 
+    @_recording
     def on_op(self, node: Node, outs: tuple, inputs: tuple, recorded: bool) -> None:
         span = self._where()
         ids = self._input_ids(inputs, span)
@@ -229,6 +251,7 @@ class Tracer:
         }
         self._append_in_call(event)
 
+    @_recording
     def on_inplace(
         self, target: Tensor, node: Node | None, inputs: tuple, recorded: bool, op=None
     ) -> None:
@@ -258,6 +281,7 @@ class Tracer:
         self._put_aliases(event, target, others)
         self._append_in_call(event)
 
+    @_recording
     def on_data_set(self, t: Tensor, source: Tensor) -> None:
         """`t.data = source`: t now holds source's memory (no version bump, as in PyTorch)."""
         span = self._where()
@@ -277,6 +301,7 @@ class Tracer:
         self._values.put(event, "value", t._array)
         self.events.append(event)
 
+    @_recording
     def on_rewrite(self, t: Tensor, op: str) -> None:
         """`op`'s kernel wrote new values into t without bumping its version (BatchNorm's running
         statistics): a `write` event naming the op, so the boxes show the new values."""
@@ -294,6 +319,7 @@ class Tracer:
         self._put_aliases(event, t, self._aliases(t))
         self.events.append(event)
 
+    @_recording
     def on_numpy(self, t: Tensor) -> None:
         """`t.numpy()` hands out t's memory: watch t, so a write into it becomes an event."""
         if self._tid(t) is None or len(self._exposed) >= EXPOSED_LIMIT:
@@ -306,11 +332,13 @@ class Tracer:
         self._exposed_elements += size
         self._exposed.append([weakref.ref(t), t._array.copy()])
 
+    @_recording
     def on_grad_mode(self, enabled: bool) -> None:
         span = self._where()
         seq = self._seq()
         self.events.append({"seq": seq, "kind": "grad_mode", "enabled": enabled, "span": span})
 
+    @_recording
     def on_retain_grad(self, t: Tensor) -> None:
         span = self._where()
         tid = self._ensure(t, span)
@@ -319,6 +347,7 @@ class Tracer:
             {"seq": seq, "kind": "retain_grad", "tensor": tid, "captured": False, "span": span}
         )
 
+    @_recording
     def on_grad_set(self, t: Tensor) -> None:
         """The program replaced `t.grad` (`x.grad = g`, `del x.grad`, zero_grad())."""
         span = self._where()
@@ -338,6 +367,7 @@ class Tracer:
             self._values.put(event, "grad", grad._array)
         self.events.append(event)
 
+    @_recording
     def on_backward_begin(self, tensors, root_grads, keep_graph: bool) -> None:
         span = self._backward_span = self._where()
         ids = [self._ensure(t, span) for t in tensors]
@@ -354,6 +384,7 @@ class Tracer:
             }
         )
 
+    @_recording
     def on_node_backward(self, node: Node, grads_out, grad_inputs, sources) -> None:
         span = self._backward_where()
         seq = self._seq()
@@ -369,6 +400,7 @@ class Tracer:
             }
         )
 
+    @_recording
     def on_accumulate(self, node, leaf: Tensor, contribution, total, sources) -> None:
         span = self._backward_where()
         leaf_id = self._ensure(leaf, span)
@@ -394,6 +426,7 @@ class Tracer:
         self._values.place(event, "grad", total_handle)
         self.events.append(event)
 
+    @_recording
     def on_retained_grad(self, t: Tensor, g) -> None:
         span = self._backward_where()
         tid = self._ensure(t, span)
@@ -412,6 +445,7 @@ class Tracer:
         self._values.place(event, "grad", handle)
         self.events.append(event)
 
+    @_recording
     def on_backward_end(self, freed_nodes: list, keep_graph: bool) -> None:
         if freed_nodes:
             seq = self._seq()
@@ -463,10 +497,13 @@ class Tracer:
             text = _ADDRESS.sub(self._stable_address, text)
         text, over = self._fit("stdout", text)
         if text:
-            span = self._where()
-            seq = self._seq()
             self._stdout.append(text)
-            self.events.append({"seq": seq, "kind": "print", "text": text, "span": span})
+            if not self.truncated:
+                with contextlib.suppress(Truncated):
+                    span = self._where()
+                    self.events.append(
+                        {"seq": self._seq(), "kind": "print", "text": text, "span": span}
+                    )
         if over:
             raise self._output_stop()
 
@@ -538,12 +575,12 @@ class Tracer:
         kind = type(error).__name__
         self.outcome = {"status": "error", "type": kind, "message": message, "span": span}
         seq = len(self.events)
-        if seq < self.max_events:
+        # past the cap, the outcome alone says how the run ended (and if the error came just
+        # at the cap, it is all that was not recorded: the trace is whole)
+        if seq < self.max_events and not self.truncated:
             self.events.append(
                 {"seq": seq, "kind": "error", "type": kind, "message": message, "span": span}
             )
-        else:  # the error is how the run ended; only its event is past the cap
-            self.truncated = True
 
     def finish(self, namespace: dict | None) -> None:
         """Last labels from the snippet's globals, once it has stopped."""
@@ -559,18 +596,27 @@ class Tracer:
     # ***** ids *****
 
     def _seq(self) -> int:
-        """The next event's number; past the cap, stop the run instead. A write into memory
+        """The next event's number; past the cap, stop recording instead. A write into memory
         that .numpy() handed out is noticed here, as an event of its own before this one."""
         if self._exposed and not self._noticing:
             self.notice_writes(self._where_span)
         seq = len(self.events)
         if seq >= self.max_events:
-            if not self.truncated:
-                self.truncated = True
-                if self.event_limit is not None:
-                    self.stop("event_limit", self.event_limit(self._running_line()))
+            self._stop_recording()
             raise Truncated
         return seq
+
+    def _stop_recording(self) -> None:
+        """The cap is reached: the snippet runs on to its end, untraced, and only what it prints
+        and raises is still kept, so its output is whole (the CPU, memory and output limits
+        still hold). The trace says where recording stopped."""
+        if self.truncated:
+            return
+        self.truncated = True
+        self.stopped_line = self._running_line()
+        if tracing.current is self:
+            tracing.current = self._previous
+        self._storage, self._exposed, self._backward_handles = {}, [], {}
 
     @staticmethod
     def _running_line() -> int | None:
@@ -1080,7 +1126,6 @@ def trace_snippet(
     max_events: int = DEFAULT_MAX_EVENTS,
     importer: Importer | None = None,
     max_output: int | None = None,
-    event_limit: Callable[[int | None], str] | None = None,
     make_tracer: Callable[..., Tracer] | None = None,
 ) -> dict:
     """Run `code` with `torch` resolving to the engine and return its trace.
@@ -1092,7 +1137,7 @@ def trace_snippet(
     before any of them is kept. `make_tracer` (Tracer's arguments → a Tracer) lets a test
     watch the same run with a subclass.
     """
-    options = {"max_events": max_events, "max_output": max_output, "event_limit": event_limit}
+    options = {"max_events": max_events, "max_output": max_output}
     tracer = (make_tracer or Tracer)(code, **options)
     try:
         compiled = compile_snippet(code)
@@ -1110,16 +1155,13 @@ def _run_traced(tracer: Tracer, compiled: CodeType, namespace: dict) -> dict:
     with _capturing(tracer), tracer:
         try:
             exec(compiled, namespace)
-        except Truncated:
-            pass
         except Stopped as stop:
             tracer.stop(stop.status, stop.message)
         except SystemExit as error:
-            if error.code not in (None, 0) and not tracer.truncated:
+            if error.code not in (None, 0):
                 tracer.on_error(error)  # exit(0) is a normal end, as in Python
         except Exception as error:
-            if not tracer.truncated:
-                tracer.on_error(error)
+            tracer.on_error(error)
     if not tracer.truncated and tracer.outcome["status"] == "ok" and tracer._stopped is None:
         with contextlib.suppress(Truncated):
             tracer.notice_writes(None)  # a write after the last engine call

@@ -721,6 +721,16 @@ class Narrator:
             text += f" Line {line} alone made {count(times, 'event')}."
         return text + " Everything up to here is shown; a shorter loop shows the rest."
 
+    def recording_stopped(self, line: int, limit: int, finished: bool) -> str:
+        times = sum(1 for e in self.trace["events"] if e.get("span") and e["span"][0] == line)
+        ran_on = "and finished" if finished else "until it stopped, as the next step says"
+        return (
+            f"Recording stops here, after {limit:,} events, the most one run records (this line "
+            f"alone made {count(times, 'event')}). The snippet ran on to its end unrecorded, "
+            f"{ran_on}: everything it printed is in the output, complete; the steps before this "
+            "one show what was recorded."
+        )
+
     def stopped(self, status: str, message: str | None) -> str:
         text = f"The run was stopped ({status}). {explain_status(status)}"
         return f"{text} {message}" if message else text

@@ -646,6 +646,9 @@ class _Stepper:
         events = trace["events"]
         outcome = trace["outcome"]
         last = events[-1] if events else None
+        stopped_line = trace["limits"].get("stopped_line")  # (traces stored before lack it)
+        if stopped_line is not None:
+            self.recording_stopped(stopped_line, outcome["status"])
         if outcome["status"] == "error" and (last is None or last["kind"] != "error"):
             kind, message = outcome["type"], outcome["message"]
             text = self.narrator.error(kind, message, [], "")
@@ -661,7 +664,12 @@ class _Stepper:
                 "message": message or "",
                 "explanation": explain_status(status),
             }
-        if trace["limits"]["truncated"] and outcome["status"] in ("ok", "error"):
+        if (
+            trace["limits"]["truncated"]
+            and stopped_line is None
+            and outcome["status"] in ("ok", "error")
+        ):
+            # a trace stored before the snippet ran on past the cap, or one cut for its size
             # (an event_limit or output_limit ending has said so already, in its own words)
             limit = trace["limits"]["max_events"]
             step = self.step("limit", "error", [], self.narrator.truncated(last, limit))
@@ -671,6 +679,21 @@ class _Stepper:
                 "message": f"The trace stops after {limit:,} events.",
                 "explanation": "Everything up to here is shown; a shorter loop shows the rest.",
             }
+
+    def recording_stopped(self, line: int, status: str) -> None:
+        """The event cap stopped recording at `line`; the snippet ran on, unrecorded, to its
+        end (which the steps after this one tell, when it was not a plain finish)."""
+        limit = self.trace["limits"]["max_events"]
+        text = self.narrator.recording_stopped(line, limit, finished=status == "ok")
+        step = self.step("limit", None, [], text)
+        code_lines = self.trace["code"].splitlines()
+        width = len(code_lines[line - 1]) if 0 < line <= len(code_lines) else 0
+        step["span"] = [line, 0, line, width]
+        step["error"] = {
+            "type": "recording_stopped",
+            "message": f"Recording stopped at line {line} after {limit:,} events.",
+            "explanation": "The snippet ran on to its end; everything it printed is shown.",
+        }
 
 
 def _error_box(kind: str, message: str) -> dict:

@@ -94,7 +94,6 @@ def trace_run(code: str, settings: SandboxSettings, importer: Importer) -> dict:
             max_events=settings.max_events,
             importer=importer,
             max_output=settings.max_output_bytes,
-            event_limit=lambda line: statuses.event_limit(settings, line),
         )
     finally:
         _Run.running = False
@@ -121,7 +120,7 @@ def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
         "stdout": "",
         "stderr": "",
         "outcome": outcome,
-        "limits": {"truncated": False, "max_events": settings.max_events},
+        "limits": {"truncated": False, "max_events": settings.max_events, "stopped_line": None},
         "unseeded_random": False,
     }
 

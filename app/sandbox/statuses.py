@@ -1,8 +1,8 @@
 """How a run can end, and the sentence a learner reads for each ending.
 
 The statuses are the trace's `outcome.status` (docs/trace-format.md): `ok` and `error` come from
-the snippet itself, the others from the sandbox (`event_limit` through the tracer, which stops
-the snippet at its event cap and asks here for the sentence).
+the snippet itself, the others from the sandbox. `event_limit` is how runs ended at the event cap
+before recording stopped there instead and the snippet ran on: traces stored then still say it.
 """
 
 from __future__ import annotations
@@ -50,14 +50,6 @@ def cpu_limit(settings: SandboxSettings, line: int | None = None) -> str:
 
 def wall_limit(settings: SandboxSettings, line: int | None = None) -> str:
     return f"The snippet ran for more than {_seconds(settings.wall_seconds)}.{_at(line)}"
-
-
-def event_limit(settings: SandboxSettings, line: int | None = None) -> str:
-    where = f"at line {line}" if line else "there"
-    return (
-        f"The snippet recorded more than {settings.max_events:,} events (a long loop?), so it "
-        f"was stopped {where}; the trace keeps everything up to there."
-    )
 
 
 def memory_limit(settings: SandboxSettings, detail: str = "") -> str:

@@ -40,6 +40,7 @@ TENSOR_KEYS = {"label", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn",
 NODE_KEYS = {"name", "inputs", "outputs", "next", "saved", "formula", "created"}
 OUTCOME_KEYS = {"status", "type", "message", "span"}
 CALL_KEYS = {"module", "name", "type", "parent"}
+LIMITS_KEYS = {"truncated", "max_events", "stopped_line"}
 ACCUMULATE = "AccumulateGrad"
 
 TENSOR_ID = re.compile(r"t[0-9]{1,7}")
@@ -153,8 +154,11 @@ class _Checker:
         self.no_empty_calls()
         self.outcome(trace["outcome"])
         limits = trace["limits"]
-        _expect(type(limits) is dict and set(limits) == {"truncated", "max_events"}, "limits")
+        _expect(type(limits) is dict and set(limits) == LIMITS_KEYS, "limits")
         _expect(type(limits["truncated"]) is bool and _count(limits["max_events"]), "limits")
+        stopped = limits["stopped_line"]  # set exactly when the cap stopped recording
+        _expect(stopped is None or limits["truncated"], "limits")
+        _expect(stopped is None or (_count(stopped) and stopped >= 1), "limits")
         _expect(type(trace["unseeded_random"]) is bool, "unseeded_random")
 
     # ***** tables *****

@@ -6,6 +6,8 @@ each test also guards the format as a whole.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -21,6 +23,7 @@ import pytest
 import engine
 from app.sandbox import validate
 from engine import tracing
+from engine.snippet import run_snippet
 from engine.trace_values import encode, shortest_float32
 from engine.tracer import MODULE_DEPTH_LIMIT, trace_snippet
 from tests import corpus
@@ -778,73 +781,83 @@ def test_syntax_error() -> None:
     assert trace["outcome"]["status"] == "error"
 
 
-def test_truncation_keeps_the_prefix() -> None:
+def _untraced_output(code: str) -> str:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        run_snippet(code)
+    return printed.getvalue()
+
+
+def test_past_the_cap_recording_stops_and_the_program_runs_to_its_end() -> None:
     full = run(MLP)
     cut = run(MLP, max_events=50)
-    assert not full["limits"]["truncated"]
-    assert cut["limits"] == {"truncated": True, "max_events": 50}
+    line = full["events"][50]["span"][0]  # the first event past the cap came from there
+    assert not full["limits"]["truncated"] and full["limits"]["stopped_line"] is None
+    assert cut["limits"] == {"truncated": True, "max_events": 50, "stopped_line": line}
     assert cut["events"] == full["events"][:50]
     assert cut["modules"] == full["modules"][: len(cut["modules"])]  # no call of a later event
     assert max(e.get("module", -1) for e in cut["events"]) == len(cut["modules"]) - 1
-    assert cut["outcome"] == {"status": "ok"}  # without an event_limit message, as it stands
+    assert cut["outcome"] == {"status": "ok"}
     for tid, record in cut["tensors"].items():
         assert {**record, "label": None} == {**full["tensors"][tid], "label": None}
-    assert cut["stdout"] == ""  # the final print came after the cut
+    # the final print came long after the cut, and is there, with the trained loss
+    assert cut["stdout"] == full["stdout"] == _untraced_output(MLP) != ""
 
 
-def test_truncation_is_not_swallowed_by_the_snippet() -> None:
+def test_a_long_loop_prints_all_it_would_untraced() -> None:
+    code = (
+        "import torch\nx = torch.ones(2)\ny = x\nfor i in range(30_000):\n"
+        "    y = y * 1.0000001\n    if i % 5000 == 0:\n        print(i, y)\nprint(y.sum())\n"
+    )
+    trace = run(code)
+    assert len(trace["events"]) == 20_000 and trace["limits"]["stopped_line"] == 5
+    assert trace["stdout"] == _untraced_output(code)
+    assert trace["stdout"].count("\n") == 7
+    printed = [e["text"] for e in trace["events"] if e["kind"] == "print"]
+    assert "".join(printed) == "".join(trace["stdout"].splitlines(True)[: len(printed)])
+
+
+def test_catching_everything_does_not_hide_the_cap_from_the_trace() -> None:
     code = """\
 import torch
+made = 0
 for i in range(100):
     try:
         torch.zeros(1)
-    except Exception:
-        pass
-"""
-    trace = run(code, max_events=5)
-    assert trace["limits"]["truncated"] and len(trace["events"]) == 5
-
-
-def _stopped_at(line) -> str:
-    return f"stopped at line {line}"
-
-
-def test_with_an_event_limit_message_the_cap_ends_the_run_as_event_limit() -> None:
-    full = run(MLP)
-    cut = run(MLP, max_events=50, event_limit=_stopped_at)
-    line = full["events"][50]["span"][0]  # the first event past the cap came from there
-    assert cut["outcome"] == {"status": "event_limit", "message": f"stopped at line {line}"}
-    assert cut["events"] == full["events"][:50]
-    assert cut["limits"] == {"truncated": True, "max_events": 50}
-
-
-def test_catching_the_stop_and_exiting_cleanly_still_ends_at_the_event_limit() -> None:
-    code = """\
-import torch
-for i in range(100):
-    try:
-        torch.zeros(1)
+        made += 1
     except BaseException:
         pass
+print(made)
 raise SystemExit(0)
 """
-    trace = run(code, max_events=5, event_limit=_stopped_at)
-    assert len(trace["events"]) == 5
-    assert trace["outcome"] == {"status": "event_limit", "message": "stopped at line 4"}
+    trace = run(code, max_events=5)
+    assert len(trace["events"]) == 5 and trace["limits"]["stopped_line"] == 5
+    assert trace["stdout"] == "100\n" and trace["outcome"] == {"status": "ok"}
 
 
-def test_an_endless_loop_stops_at_the_event_cap() -> None:
-    code = "import torch\nx = torch.ones(2)\ny = x\nwhile True:\n    y = y * 1.0000001\n"
-    trace = run(code, event_limit=_stopped_at)
-    assert len(trace["events"]) == 20_000 and trace["limits"]["truncated"]
-    assert trace["outcome"] == {"status": "event_limit", "message": "stopped at line 5"}
-
-
-def test_an_error_whose_own_event_is_past_the_cap_stays_an_error() -> None:
-    trace = run("import torch\ntorch.ones(1)\n1 / 0\n", max_events=1, event_limit=_stopped_at)
+def test_an_error_after_recording_stopped_is_how_the_run_ended() -> None:
+    trace = run("import torch\nfor i in range(9):\n    torch.ones(1)\n1 / 0\n", max_events=3)
     assert trace["outcome"]["status"] == "error"
     assert trace["outcome"]["type"] == "ZeroDivisionError"
-    assert trace["limits"]["truncated"] and len(trace["events"]) == 1
+    assert trace["outcome"]["span"][0] == 4
+    assert trace["limits"] == {"truncated": True, "max_events": 3, "stopped_line": 3}
+    assert len(trace["events"]) == 3
+
+
+def test_an_error_whose_own_event_is_past_the_cap_leaves_the_trace_whole() -> None:
+    trace = run("import torch\ntorch.ones(1)\n1 / 0\n", max_events=1)
+    assert trace["outcome"]["status"] == "error"
+    assert trace["outcome"]["type"] == "ZeroDivisionError"
+    assert not trace["limits"]["truncated"] and len(trace["events"]) == 1
+
+
+def test_a_backward_under_way_at_the_cap_finishes_unrecorded() -> None:
+    # backward() holds the tracer while it runs: it must still record nothing past the cap
+    code = MLP.replace("range(3)", "range(40)")
+    full_events = len(run(MLP)["events"])
+    for cap in range(full_events // 3, full_events // 3 + 12):
+        trace = run(code, max_events=cap)
+        assert len(trace["events"]) == cap and trace["stdout"] == _untraced_output(code)
 
 
 def test_same_code_gives_the_same_bytes() -> None:

@@ -198,7 +198,7 @@ def synthetic(name: str, inplace: bool = False) -> dict:
         "stdout": "",
         "stderr": "",
         "outcome": {"status": "ok"},
-        "limits": {"truncated": False, "max_events": 20000},
+        "limits": {"truncated": False, "max_events": 20000, "stopped_line": None},
     }
 
 
@@ -296,16 +296,27 @@ GOLDEN_BY_SLUG = {s["slug"]: s for s in GOLDEN}
 def test_a_truncated_trace_says_where_and_why_it_stopped():
     steps = render(trace_snippet(GOLDEN_BY_SLUG["truncated"]["source"], max_events=8))["steps"]
     last = steps[-1]
+    assert last["kind"] == "limit" and last["error"]["type"] == "recording_stopped"
+    assert last["span"] == [5, 0, 5, len("    y = y * 1.01")]
+    assert last["text"].startswith("Line 5: Recording stops here, after 8 events")
+    assert "after 8 events" in last["text"] and "ran on to its end" in last["text"]
+    assert last["phase"] == "forward"  # not an error: the snippet finished
+
+
+def test_an_error_after_recording_stopped_comes_after_the_stop():
+    source = GOLDEN_BY_SLUG["truncated"]["source"] + "1 / 0\n"
+    steps = render(trace_snippet(source, max_events=8))["steps"]
+    assert [step["kind"] for step in steps[-2:]] == ["limit", "error"]
+    assert "as the next step says" in steps[-2]["text"]
+    assert steps[-1]["error"]["type"] == "ZeroDivisionError" and steps[-1]["span"][0] == 7
+
+
+def test_a_trace_stored_before_recording_could_stop_still_says_where_it_stopped():
+    trace = trace_snippet(GOLDEN_BY_SLUG["truncated"]["source"], max_events=8)
+    del trace["limits"]["stopped_line"]
+    last = render(trace)["steps"][-1]
     assert last["kind"] == "limit" and last["error"]["type"] == "truncated"
     assert last["span"][0] == 5 and "after 8 events" in last["text"]
-
-
-def test_a_run_stopped_at_the_event_cap_says_so_once():
-    source = GOLDEN_BY_SLUG["truncated"]["source"]
-    trace = trace_snippet(source, max_events=8, event_limit=lambda line: f"stopped at {line}")
-    assert trace["outcome"]["status"] == "event_limit"
-    limits = [step for step in render(trace)["steps"] if step["kind"] == "limit"]
-    assert [step["error"]["type"] for step in limits] == ["event_limit"]
 
 
 @pytest.mark.parametrize("status", sorted(STATUSES))

@@ -383,8 +383,8 @@ lock.acquire()
 print("waiting")
 lock.acquire()
 """, limits={"wall_seconds": 2}),
-    Attack("event-flood", "event_limit", "import torch\nwhile True:\n    torch.ones(1)\n",
-           limits={"max_events": 2000}),
+    Attack("event-flood", "cpu_limit", "import torch\nwhile True:\n    torch.ones(1)\n",
+           limits={"max_events": 2000, "cpu_seconds": 2}),
     Attack("deep-nesting", "rejected", "x = " + "[" * 150 + "]" * 150 + "\n"),
     Attack("nul-byte", "rejected", "x = 1\x00\n"),
     Attack("too-long", "rejected", "x = 1\n" * 4000),

@@ -122,30 +122,26 @@ def test_events_up_to_the_cap_finish(sandbox, layers):
     trace = run(sandbox, code, max_events=EVENTS)
     assert trace["outcome"] == {"status": "ok"}
     assert len(trace["events"]) == EVENTS
-    assert trace["limits"] == {"truncated": False, "max_events": EVENTS}
+    assert trace["limits"] == {"truncated": False, "max_events": EVENTS, "stopped_line": None}
 
 
-def test_one_event_past_the_cap_is_event_limit_with_the_line(sandbox, layers):
-    code = f"import torch\nfor i in range({EVENTS + 1}):\n    torch.ones(1)\n"
-    trace = run(sandbox, code, max_events=EVENTS)
-    assert trace["outcome"] == {
-        "status": "event_limit",
-        "message": "The snippet recorded more than 2,000 events (a long loop?), so it was "
-        "stopped at line 3; the trace keeps everything up to there.",
-    }
-    assert len(trace["events"]) == EVENTS
-    assert trace["limits"] == {"truncated": True, "max_events": EVENTS}
-
-
-def test_a_snippet_that_catches_the_event_cap_still_ends_at_it(sandbox, layers):
+def test_past_the_cap_the_snippet_runs_on_unrecorded_to_its_end(sandbox, layers):
     code = (
-        "import torch\nfor i in range(50):\n    try:\n        torch.ones(1)\n"
-        "    except BaseException:\n        pass\nprint('never recorded')\n"
+        f"import torch\nfor i in range({EVENTS + 1}):\n    x = torch.ones(1) * i\nprint(x.item())\n"
     )
-    trace = run(sandbox, code, max_events=10)
-    assert trace["outcome"]["status"] == "event_limit"
-    assert "more than 10 events" in trace["outcome"]["message"]
-    assert len(trace["events"]) == 10
+    trace = run(sandbox, code, max_events=EVENTS)
+    assert trace["outcome"] == {"status": "ok"}
+    assert trace["stdout"] == f"{float(EVENTS)}\n"
+    assert len(trace["events"]) == EVENTS
+    assert trace["limits"] == {"truncated": True, "max_events": EVENTS, "stopped_line": 3}
+
+
+def test_an_endless_loop_past_the_cap_ends_at_the_cpu_limit(sandbox, layers):
+    code = "import torch\nprint('start')\nwhile True:\n    torch.ones(1)\n"
+    trace = run(sandbox, code, max_events=10, cpu_seconds=1.0)
+    assert trace["outcome"]["status"] == "cpu_limit"
+    assert trace["stdout"] == "start\n" and len(trace["events"]) == 10
+    assert trace["limits"]["stopped_line"] == 4
 
 
 def test_output_up_to_the_cap(sandbox, layers):

@@ -327,7 +327,7 @@ def test_a_cut_renumbers_calls_listed_out_of_order():
              "span": [2, 4, 2, 7], "module": 0},
         ],
         "stdout": "", "stderr": "", "outcome": {"status": "ok"},
-        "limits": {"truncated": False, "max_events": 2}, "unseeded_random": False,
+        "limits": {"truncated": False, "max_events": 2, "stopped_line": None}, "unseeded_random": False,
     }  # fmt: skip
     validate.check(copy.deepcopy(trace))
     cut = trace_cut.keep_first(trace, 1, {"status": "output_limit"})
@@ -364,6 +364,41 @@ def test_a_missing_or_non_bool_unseeded_flag_is_refused(traces, forge, reason):
     forge(trace)
     with pytest.raises(validate.Malformed, match=reason):
         validate.check(trace)
+
+
+# ***** where recording stopped *****
+
+
+def _limits(**changes):
+    return lambda t: t["limits"].update(changes)
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        _limits(stopped_line=3),  # a stop, yet nothing was cut
+        lambda t: t["limits"].pop("stopped_line"),
+        _limits(truncated=True, stopped_line=0),
+        _limits(truncated=True, stopped_line=-2),
+        _limits(truncated=True, stopped_line="3"),
+        _limits(truncated=True, stopped_line=3.0),
+        _limits(truncated=True, stopped_line=True),
+        _limits(truncated=True, stopped_line=[3]),
+        _limits(truncated=True, stopped_line=2**70),
+        _limits(extra=1),
+    ],
+)
+def test_a_forged_recording_stop_is_refused(traces, forge):
+    trace = copy.deepcopy(traces[0])
+    forge(trace)
+    with pytest.raises(validate.Malformed, match="limits"):
+        validate.check(trace)
+
+
+def test_a_recording_stop_at_a_line_passes(traces):
+    trace = copy.deepcopy(traces[0])
+    trace["limits"].update(truncated=True, stopped_line=3)
+    validate.check(trace)
 
 
 # ***** nodes the tracer first met in backward (no op made them) *****
@@ -629,7 +664,7 @@ def _same_line_trace(n: int) -> dict:
     return {
         "version": 1, "code": "import torch\nfor i in range(n):\n    torch.ones(1)\n",
         "tensors": tensors, "nodes": {}, "modules": [], "events": events, "stdout": "",
-        "stderr": "", "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n},
+        "stderr": "", "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n, "stopped_line": None},
         "unseeded_random": False,
     }  # fmt: skip
 
