@@ -76,7 +76,8 @@ def test_an_unreadable_file_is_a_clear_error(tmp_path):
 
 
 def test_run_past_the_event_cap_prints_everything_and_succeeds(snippet):
-    code = "import torch\ny = torch.ones(2)\nfor i in range(30_000):\n    y = y * 1.0000001\nprint(y)\n"
+    code = "import torch\ny = torch.ones(2)\nfor i in range(30_000):\n    y = y * 1.0000001\n"
+    code += "print(y)\n"
     done = gradtrace("run", snippet(code))
     assert done.returncode == 0, done.stderr
     assert done.stdout == "tensor([1.0036, 1.0036])\n"

@@ -66,7 +66,8 @@ def forged_same_line(n: int) -> dict:
     return {
         "version": 1, "code": "import torch\nx = f(1)\n", "tensors": tensors, "nodes": {},
         "modules": [], "events": events, "stdout": "", "stderr": "", "outcome": {"status": "ok"},
-        "limits": {"truncated": False, "max_events": n, "stopped_line": None}, "unseeded_random": False,
+        "limits": {"truncated": False, "max_events": n, "stopped_line": None},
+        "unseeded_random": False,
     }  # fmt: skip
 
 

@@ -327,7 +327,8 @@ def test_a_cut_renumbers_calls_listed_out_of_order():
              "span": [2, 4, 2, 7], "module": 0},
         ],
         "stdout": "", "stderr": "", "outcome": {"status": "ok"},
-        "limits": {"truncated": False, "max_events": 2, "stopped_line": None}, "unseeded_random": False,
+        "limits": {"truncated": False, "max_events": 2, "stopped_line": None},
+        "unseeded_random": False,
     }  # fmt: skip
     validate.check(copy.deepcopy(trace))
     cut = trace_cut.keep_first(trace, 1, {"status": "output_limit"})
@@ -664,7 +665,8 @@ def _same_line_trace(n: int) -> dict:
     return {
         "version": 1, "code": "import torch\nfor i in range(n):\n    torch.ones(1)\n",
         "tensors": tensors, "nodes": {}, "modules": [], "events": events, "stdout": "",
-        "stderr": "", "outcome": {"status": "ok"}, "limits": {"truncated": False, "max_events": n, "stopped_line": None},
+        "stderr": "", "outcome": {"status": "ok"},
+        "limits": {"truncated": False, "max_events": n, "stopped_line": None},
         "unseeded_random": False,
     }  # fmt: skip
 
