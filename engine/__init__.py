@@ -80,6 +80,7 @@ from engine.legacy import (
 from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer
 from engine.ops.pointwise import can_cast, promote_types, result_type
 from engine.ops.views import hstack, vstack
+from engine.printing import set_printoptions
 from engine.random import TorchGenerator as Generator
 from engine.random import default_generator
 from engine.shape import Size
@@ -365,6 +366,8 @@ __all__ = [
     "set_rng_state",
     "short",
     "uint8",
+    # print options
+    "set_printoptions",
 ]
 _SUPPORTED = sorted(__all__)
 

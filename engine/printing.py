@@ -20,21 +20,70 @@ The rules (checked against real PyTorch by tests/engine/test_printing.py):
   of every dimension with `...` between.
 * Suffixes (`dtype=`, `grad_fn=`/`requires_grad=True`) follow the values and move to a new
   line, indented under the values, when they would pass 80 columns.
+
+Those numbers (4 decimals, 1000, 3, 80) and the automatic choice of scientific style are
+torch.set_printoptions' defaults: `set_printoptions` below changes them for the rest of a run,
+as PyTorch's does for the rest of a process, and engine.snippet resets them before each run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from engine import dtypes
 
-# PyTorch's default print options.
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+
+@dataclasses.dataclass
+class PrintOptions:
+    """torch.set_printoptions' settings, with PyTorch's defaults."""
+
+    precision: int = 4
+    threshold: float = 1000  # more elements than this are summarised with `...`
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None  # None: chosen per tensor from its values
+
+
+OPTIONS = PrintOptions()
+
+# torch.set_printoptions(profile=...): precision, threshold, edgeitems, linewidth
+PROFILES = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, math.inf, 3, 80),
+}
+
+
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+) -> None:
+    """torch.set_printoptions: a profile first, then each option given on top of it.
+
+    As in PyTorch an unknown profile is ignored, and sci_mode is set by every call: leaving it
+    out puts the automatic choice back.
+    """
+    if profile in PROFILES:
+        OPTIONS.precision, OPTIONS.threshold, OPTIONS.edgeitems, OPTIONS.linewidth = PROFILES[
+            profile
+        ]
+    if precision is not None:
+        OPTIONS.precision = precision
+    if threshold is not None:
+        OPTIONS.threshold = threshold
+    if edgeitems is not None:
+        OPTIONS.edgeitems = edgeitems
+    if linewidth is not None:
+        OPTIONS.linewidth = linewidth
+    OPTIONS.sci_mode = sci_mode
+
+
+def reset_printoptions() -> None:
+    """Every option back to PyTorch's default, as a fresh process has them."""
+    set_printoptions(profile="default")
+
 
 PREFIX = "tensor("
 
@@ -84,54 +133,62 @@ class _Formatter:
         magnitudes = np.abs(vals).astype(np.float64)
         lo, hi = float(magnitudes.min()), float(magnitudes.max())
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
-        too_wide = hi / lo > 1000.0 or hi > 1.0e8
-        self.sci_mode = too_wide if self.int_mode else too_wide or lo < 1.0e-4
+        if OPTIONS.sci_mode is None:  # whole numbers are never below 1e-4: only too_wide counts
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        else:
+            self.sci_mode = bool(OPTIONS.sci_mode)
 
+        precision = OPTIONS.precision
         for value in vals.tolist():
             if self.sci_mode:
-                text = f"{value:.{PRECISION}e}"
+                text = f"{value:.{precision}e}"
             elif self.int_mode:
                 text = f"{value:.0f}."
             else:
-                text = f"{value:.{PRECISION}f}"
+                text = f"{value:.{precision}f}"
             self.width = max(self.width, len(text))
 
     def format(self, value: float | int | bool) -> str:
         if not self.floating:
             text = str(value)
         elif self.sci_mode:
-            text = f"{value:.{PRECISION}e}"
+            text = f"{value:.{OPTIONS.precision}e}"
         elif self.int_mode:
             text = f"{value:.0f}"
             # The trailing dot marks a float; nan/inf already read as floats.
             if math.isfinite(value):
                 text += "."
         else:
-            text = f"{value:.{PRECISION}f}"
+            text = f"{value:.{OPTIONS.precision}f}"
         return text.rjust(self.width)
 
 
 def _summarized(values: np.ndarray) -> np.ndarray:
     """The elements that stay visible when a large tensor is printed with `...`."""
+    edge = OPTIONS.edgeitems
     if values.ndim == 0:
         return values
-    if values.shape[0] > 2 * EDGEITEMS:
-        rows = [*values[:EDGEITEMS], *values[-EDGEITEMS:]]
-    else:
-        rows = list(values)
+    if values.ndim > 1 and not edge:
+        # PyTorch measures nothing then; a vector keeps all its elements, since its
+        # values[-0:] is the whole vector
+        return np.empty((0,) * values.ndim, values.dtype)
+    rows = [*values[:edge], *values[-edge:]] if values.shape[0] > 2 * edge else list(values)
     if values.ndim == 1:
         return np.array(rows, dtype=values.dtype)
     return np.stack([_summarized(row) for row in rows])
 
 
 def _vector_str(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    edge = OPTIONS.edgeitems
     # Each element takes its width plus ", "; at least one element per line.
-    per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
-    if summarize and values.shape[0] > 2 * EDGEITEMS:
+    per_line = max(1, (OPTIONS.linewidth - indent) // (fmt.width + 2))
+    if summarize and not edge:
+        items = ["..."]
+    elif summarize and values.shape[0] > 2 * edge:
         items = (
-            [fmt.format(v) for v in values[:EDGEITEMS].tolist()]
+            [fmt.format(v) for v in values[:edge].tolist()]
             + [" ..."]
-            + [fmt.format(v) for v in values[-EDGEITEMS:].tolist()]
+            + [fmt.format(v) for v in values[-edge:].tolist()]
         )
     else:
         items = [fmt.format(v) for v in values.tolist()]
@@ -148,10 +205,10 @@ def _nested_str(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatte
     def sub(i: int) -> str:
         return _nested_str(values[i], indent + 1, summarize, fmt)
 
-    n = values.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        parts = [sub(i) for i in range(EDGEITEMS)] + ["..."]
-        parts += [sub(i) for i in range(n - EDGEITEMS, n)]
+    n, edge = values.shape[0], OPTIONS.edgeitems
+    if summarize and n > 2 * edge:
+        parts = [sub(i) for i in range(edge)] + ["..."]
+        parts += [sub(i) for i in range(n - edge, n)]
     else:
         parts = [sub(i) for i in range(n)]
     # Blocks of a k-d tensor are separated by k-2 blank lines.
@@ -165,7 +222,7 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     last_line = len(text) - text.rfind("\n") + 1
     out = [text]
     for suffix in suffixes:
-        if last_line + len(suffix) + 2 > LINEWIDTH:
+        if last_line + len(suffix) + 2 > OPTIONS.linewidth:
             out.append(",\n" + " " * indent + suffix)
             last_line = indent + len(suffix)
         else:
@@ -199,12 +256,14 @@ def tensor_repr(
         if dtype != dtypes.default_float().name:
             suffixes.append(f"dtype=torch.{dtype}")
     else:
+        if not OPTIONS.edgeitems:
+            suffixes.append(f"size={tuple(values.shape)}")
         if _shows_dtype(dtype):
             suffixes.append(f"dtype=torch.{dtype}")
         if values.dtype == np.float16:
             # PyTorch prints half tensors through float32.
             values = values.astype(np.float32)
-        summarize = values.size > THRESHOLD
+        summarize = values.size > OPTIONS.threshold
         fmt = _Formatter(_summarized(values) if summarize else values)
         body = _nested_str(values, indent, summarize, fmt)
 

@@ -14,7 +14,7 @@ from types import CodeType, ModuleType
 
 import numpy as np
 
-from engine import dtypes, grad_mode
+from engine import dtypes, grad_mode, printing
 from engine import random as rng
 
 SNIPPET_FILENAME = "<snippet>"
@@ -78,10 +78,12 @@ def snippet_globals(
 
 
 def reset_engine_state() -> None:
-    """Start every run alike: grad mode on, float32 the default dtype, the default generator
-    seeded with SEED in place of PyTorch's random seed (its draws count as unseeded)."""
+    """Start every run alike: grad mode on, float32 the default dtype, PyTorch's default print
+    options, the default generator seeded with SEED in place of PyTorch's random seed (its draws
+    count as unseeded)."""
     grad_mode.state.enabled = True
     dtypes.set_default_float(dtypes.float32)
+    printing.reset_printoptions()
     rng.default_generator.start_unseeded(SEED)
     rng.default_generator.drew_unseeded = False  # this run has drawn nothing yet
     # numpy's floating-point warnings ("divide by zero", "Mean of empty slice") are not

@@ -4355,9 +4355,10 @@ def probe_namespace(namespace: dict[str, Any], tensor_type: type) -> dict[str, A
 
 def reset_state(torch_module) -> None:
     """Undo what a snippet may have set for the whole process (grad mode, default dtype and
-    device), so one snippet's settings never change another's record."""
+    device, print options), so one snippet's settings never change another's record."""
     torch_module.set_grad_enabled(True)
     torch_module.set_default_dtype(torch_module.float32)
+    torch_module.set_printoptions(profile="default")  # sci_mode too: every call resets it
     if hasattr(torch_module, "get_default_device"):
         torch_module.set_default_device(None)
 
