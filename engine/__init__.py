@@ -4,7 +4,7 @@ Only numpy and the standard library are used here; nothing in this package knows
 the sandbox or drawing. A Tracer (engine.tracer) records what it does when one is active.
 """
 
-from engine import autograd, backends, cuda, dtypes, linalg, nn, ops, optim  # noqa: F401 - ops attaches Tensor's methods
+from engine import accelerator, autograd, backends, cuda, dtypes, linalg, nn, ops, optim, utils  # noqa: F401 - ops attaches Tensor's methods
 from engine.creation import (
     arange,
     as_tensor,
@@ -366,8 +366,10 @@ __all__ = [
     "set_rng_state",
     "short",
     "uint8",
-    # print options
+    # data loading, the accelerator a tutorial asks for, print options
+    "accelerator",
     "set_printoptions",
+    "utils",
 ]
 _SUPPORTED = sorted(__all__)
 

@@ -333,6 +333,7 @@ class Generator:
         # would have printed other numbers, and other ones again on the next run
         self.seeded = True
         self.drew_unseeded = False
+        self.draws = 0  # 32-bit draws made: a DataLoader's emulated workers check none were
         self.manual_seed(seed)
 
     # --- seeding and state --------------------------------------------------------------------
@@ -430,6 +431,7 @@ class Generator:
         self._fresh = False
         if not self.seeded:  # every draw comes through here, so this is the one check
             self.drew_unseeded = True
+        self.draws += n
         return self._bits.random_raw(n)
 
     def _draw64(self, n: int) -> np.ndarray:
@@ -630,6 +632,20 @@ class Generator:
         offset = draws % np.uint64(span)
         # uint64 arithmetic wraps exactly as the C++ does before the cast to int64.
         return (offset + np.uint64(low & _U64_MASK)).view(np.int64).reshape(dims)
+
+    def random(self, shape: Shape, dtype: Any = "int64") -> np.ndarray:
+        """Tensor.random_() with no bounds: each element a draw modulo the number of whole
+        values the dtype holds from 0 up (2**63 for int64, 2**24 + 1 for float32, ...), a
+        64-bit draw for int64 and float64 and a 32-bit one for the rest."""
+        dims, n = _numel(shape)
+        dt = np.dtype(dtype)
+        if dt == np.bool_:
+            return (self._draw32(n) & np.uint64(1)).astype(np.bool_).reshape(dims)
+        # the float's whole numbers run to 2**(mantissa bits + 1), an int's to its max
+        span = (1 << np.finfo(dt).nmant + 1) + 1 if dt.kind == "f" else int(np.iinfo(dt).max) + 1
+        wide = dt in (np.dtype(np.int64), np.dtype(np.float64))
+        draws = self._draw64(n) if wide else self._draw32(n)
+        return (draws % np.uint64(span)).astype(dt).reshape(dims)
 
     def randperm(self, n: int) -> np.ndarray:
         """torch.randperm(n): int64 permutation of range(n)."""

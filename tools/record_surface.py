@@ -10,6 +10,7 @@ import torch
 import torch.nn
 import torch.nn.functional
 import torch.optim
+import torch.utils.data
 
 NAMESPACES = {
     "torch": torch,
@@ -18,6 +19,9 @@ NAMESPACES = {
     "torch.nn.functional": torch.nn.functional,
     "torch.optim": torch.optim,
     "torch.autograd": torch.autograd,
+    "torch.accelerator": torch.accelerator,
+    "torch.utils": torch.utils,
+    "torch.utils.data": torch.utils.data,
 }
 
 

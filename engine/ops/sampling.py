@@ -1,5 +1,5 @@
-"""Filling a tensor in place with random draws: uniform_, normal_, exponential_, bernoulli_
-(and bernoulli, multinomial).
+"""Filling a tensor in place with random draws: uniform_, normal_, exponential_, bernoulli_,
+random_ (and bernoulli, multinomial).
 
 They draw from PyTorch's CPU stream (engine/random.py) exactly as PyTorch does, write into the
 tensor's memory and bump its version, recording no grad_fn: the values are new, not computed
@@ -49,6 +49,66 @@ class Sampling:
 
     def bernoulli(self, p=None, *, generator=None) -> Tensor:
         return creation.bernoulli(self, p, generator=generator)
+
+    def random_(self, *bounds, generator=None, **named) -> Tensor:
+        """random_() over the dtype's whole numbers from 0, random_(to) or random_(from, to):
+        the draws torch.randint makes for the same range."""
+        low, high = _random_bounds(bounds, named)
+        gen = creation._generator(generator)
+        dt = self._array.dtype
+        if high is None:
+            drawn = gen.random(self._array.shape, dt)
+        else:
+            _check_random_range(low, high, dt)
+            drawn = gen.randint(low, high, self._array.shape).astype(dt)
+        return _fill(self, drawn, "random_")
+
+
+# what PyTorch's messages call each dtype whose range random_'s bounds must fit
+_C_NAMES = {
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+    "float16": "c10::Half",
+}
+
+
+def _random_bounds(bounds: tuple, named: dict) -> tuple[int, int | None]:
+    if set(named) - {"from", "to"} or len(bounds) + len(named) > 2:
+        raise TypeError("random_() received an invalid combination of arguments")
+    if len(bounds) == 1 and not named:
+        return 0, int(bounds[0])  # random_(to)
+    given = dict(zip(("from", "to"), bounds, strict=False)) | named
+    low, high = int(given.get("from", 0)), given.get("to")
+    if high is None and low != 0:
+        raise UnsupportedByGradtrace(
+            "Tensor.random_(from) with no `to` is not supported by gradtrace's engine; "
+            "give both bounds"
+        )
+    return low, None if high is None else int(high)
+
+
+def _check_random_range(low: int, high: int, dt: np.dtype) -> None:
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dt.kind == "b":
+        lo, hi = 0, 1
+    elif dt.kind == "f":
+        if dt != np.float16:
+            return  # float32 and float64 hold every int64 bound
+        lo, hi = -65504, 65504
+    else:
+        lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    name = _C_NAMES[dt.name]
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {name}")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
 def _float_target(t: Tensor, op: str):
