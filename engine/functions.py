@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from engine import numerics, record, saved
+from engine import numerics, record, saved, sleef
 from engine.graph import Node
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -126,7 +126,9 @@ class PowBackward0(Node):
         (a,) = self.saved_values()
         if self.exponent == 0:
             return (np.zeros_like(grad),)
-        return (grad * self.exponent * a ** (self.exponent - 1),)
+        # pow_backward's order: the exponent scales the power, then the gradient multiplies
+        power = numerics.power_like_torch(a, self.exponent - 1)
+        return (grad * (self.exponent * power),)
 
     def backward_graph(self, grad):
         a = _linked(self)[0]
@@ -1067,6 +1069,12 @@ class SoftmaxBackward0(Node):
     def forward(self, a, dim):
         self.dim = dim
         self.save("result")
+        rows = _softmax_rows(a, dim)
+        if rows is not None:
+            # SoftMaxKernel.cpp's last-dim kernel: Sleef's exp, the lanes' sum, times 1/sum
+            shifted = sleef.exp(rows - rows.max(axis=1, keepdims=True))
+            inverse = rows.dtype.type(1) / numerics.lane_sum(shifted)
+            return (shifted * inverse[:, None]).reshape(a.shape)
         shifted = np.exp(a - a.max(axis=dim, keepdims=True))
         total = shifted.sum(axis=dim, keepdims=True)
         # PyTorch's CPU kernel multiplies by 1/sum along the last dim (divides along others);
@@ -1075,6 +1083,11 @@ class SoftmaxBackward0(Node):
 
     def backward(self, grad):
         (result,) = self.saved_values()
+        rows = _softmax_rows(result, self.dim)
+        if rows is not None:
+            grads = _softmax_rows(grad, self.dim)
+            total = numerics.lane_sum(grads * rows)
+            return (((grads - total[:, None]) * rows).reshape(result.shape),)
         return (result * (grad - (grad * result).sum(axis=self.dim, keepdims=True)),)
 
     def backward_graph(self, grad):
@@ -1092,6 +1105,13 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, grad):
         (result,) = self.saved_values()
+        rows = _softmax_rows(result, self.dim)
+        if rows is not None:
+            grads = _softmax_rows(grad, self.dim)
+            total = numerics.lane_sum(grads)
+            # GCC contracts the vector multiply and subtract into one fused multiply-add
+            fused = numerics.fused_multiply_add(-sleef.exp(rows), total[:, None], grads)
+            return (fused.reshape(result.shape),)
         return (grad - np.exp(result) * grad.sum(axis=self.dim, keepdims=True),)
 
     def backward_graph(self, grad):
@@ -1100,8 +1120,23 @@ class LogSoftmaxBackward0(Node):
 
 
 def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
+    rows = _softmax_rows(a, dim)
+    if rows is not None:
+        # SoftMaxKernel.cpp's last-dim kernel: x - max - log(sum of exp(x - max)), with
+        # Sleef's exp and log and the lanes' sum
+        shifted = rows - rows.max(axis=1, keepdims=True)
+        log_total = sleef.log(numerics.lane_sum(sleef.exp(shifted)))
+        return (shifted - log_total[:, None]).reshape(a.shape)
     shifted = a - a.max(axis=dim, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def _softmax_rows(a: np.ndarray, dim: int) -> np.ndarray | None:
+    """a as the rows PyTorch's last-dim softmax kernels run over, or None where another kernel
+    runs (any other dim, float64's own vector math), which numpy's formula stands in for."""
+    if a.dtype != np.float32 or a.size == 0 or dim % max(a.ndim, 1) != max(a.ndim - 1, 0):
+        return None
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1] if a.ndim else 1)
 
 
 class MseLossBackward0(Node):
@@ -1154,17 +1189,25 @@ class NllLossBackward0(Node):
         self.rows, self.classes = np.arange(len(targets))[counted], targets[counted]
         per_class = np.ones(self.shape[-1], log_probs.dtype) if weight is None else weight
         self.weights = per_class[self.classes]
-        self.total_weight = self.weights.sum(dtype=log_probs.dtype)
-        picked = -batched[self.rows, self.classes] * self.weights
+        picked = batched[self.rows, self.classes]
         if reduction == "none":
             losses = np.zeros(len(targets), log_probs.dtype)  # ignored targets lose +0
-            losses[self.rows] = picked
+            losses[self.rows] = -picked * self.weights
             return losses if log_probs.ndim == 2 else losses[0]
-        total = picked.sum(dtype=log_probs.dtype)
+        # LossNLL.cpp's loop: each loss subtracted from a cascade of partial sums, the
+        # weights added to another; without weight= the total is the count that counted
+        kind = log_probs.dtype.type
+        if weight is None:
+            total = _nll_cascade(-picked, self.rows, len(targets))
+            self.total_weight = kind(len(self.rows))
+        else:
+            total = _nll_cascade(-(picked * self.weights), self.rows, len(targets))
+            self.total_weight = _nll_cascade(self.weights, self.rows, len(targets))
         if reduction == "sum":
-            return total
+            return np.asarray(total)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return total / self.total_weight  # nan when every target is ignored, as in PyTorch
+            # nan when every target is ignored, as in PyTorch
+            return np.asarray(total / self.total_weight)
 
     def backward(self, grad):
         self.saved_values()  # fails as PyTorch does once the graph is freed
@@ -1179,6 +1222,31 @@ class NllLossBackward0(Node):
     def backward_graph(self, grad):
         log_probs = _linked(self)[0]
         return (_apply(NllLossBackwardBackward0, (grad, log_probs), loss=self),)
+
+
+def _nll_cascade(values: np.ndarray, rows: np.ndarray, batch: int):
+    """The sum nll_loss_out_frame makes of the counted rows' values: each goes into level 0,
+    and after row b, while b is a multiple of 2^(power·(j+1)), level j moves up into j+1;
+    the eight levels are then added from the lowest, starting at 0."""
+    kind = values.dtype.type
+    power = max(4, _ceil_log2(batch) // 8)
+    levels = [kind(0)] * 8
+    for value, b in zip(values.tolist(), rows.tolist(), strict=True):
+        levels[0] = kind(levels[0] + value)
+        for j in range(7):
+            if b & (((1 << power) - 1) << (j * power)):
+                break
+            levels[j + 1] = kind(levels[j + 1] + levels[j])
+            levels[j] = kind(0)
+    total = kind(0)
+    for level in levels:
+        total = kind(total + level)
+    return total
+
+
+def _ceil_log2(n: int) -> int:
+    """c10's CeilLog2: 0 for 1 and below, else the bits of n - 1."""
+    return 0 if n <= 1 else (n - 1).bit_length()
 
 
 # ***** in-place only *****

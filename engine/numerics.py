@@ -297,6 +297,32 @@ def _outer_axis(values: np.ndarray, axis: int) -> bool:
     )
 
 
+def lane_sum(rows: np.ndarray) -> np.ndarray:
+    """vec::reduce_all of x + y along each row of a float32 matrix (softmax's sums).
+
+    Shorter than a vector, a row adds left to right. Otherwise each of the 8 lanes adds its
+    column of whole vectors in turn, the tail adds into the first lanes, and the lanes meet
+    pairwise across halves: ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
+    """
+    n = rows.shape[-1]
+    lanes = _lanes(rows.dtype)
+    if n < lanes:
+        total = rows[..., 0]
+        for k in range(1, n):
+            total = total + rows[..., k]
+        return total
+    whole = n // lanes
+    vectors = rows[..., : whole * lanes].reshape(rows.shape[:-1] + (whole, lanes))
+    acc = _running_sum(vectors, vectors.ndim - 2)
+    tail = n - whole * lanes
+    if tail:
+        acc[..., :tail] += rows[..., whole * lanes :]
+    while acc.shape[-1] > 1:
+        half = acc.shape[-1] // 2
+        acc = acc[..., :half] + acc[..., half:]
+    return acc[..., 0]
+
+
 # ***** a + alpha * b: aten/src/ATen/native/cpu/BinaryOpsKernel.cpp (add_kernel) *****
 
 
@@ -454,20 +480,54 @@ def sum_to_shape(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def power_like_torch(base: np.ndarray, exponent):
     """tensor ** number: PyTorch multiplies out the cubes and inverse squares (Pow.cpp's
-    pow_tensor_scalar_optimized_kernel) where numpy would call pow(), and takes ** 0.5 to its
-    sqrt kernel (MKL's, through unary_like_torch); the rest is numpy's.
+    pow_tensor_scalar_optimized_kernel) where numpy would call pow(), takes ** 0.5 to its
+    sqrt kernel (MKL's, through unary_like_torch) and ** -0.5 to rsqrt's. Any other power of a
+    float32 is Sleef's vector pow over whole pairs of vectors and libm's (a float64 pow rounded
+    once) over what is left (vectorized_loop); the rest is numpy's.
     """
     if base.dtype.kind == "f":
+        if exponent == 1:
+            return base.copy()
         if exponent == 0.5:
             return unary_like_torch(np.sqrt, base)
+        if exponent == -0.5:  # Pow.cpp sends it to rsqrt: a division by the rounded root
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return base.dtype.type(1) / np.sqrt(base)
         if exponent == 3:
             return base * base * base
         if exponent == -2:
             with np.errstate(divide="ignore"):
                 return base.dtype.type(1) / (base * base)
-        if base.dtype == np.float32 and exponent not in (2, 0.5, -1):
-            return unary_like_torch(lambda wide: wide**exponent, base)
+        if base.dtype == np.float32 and exponent not in (0, 2, -1):
+            from engine import sleef  # here: sleef computes with this module's fma
+
+            return vectorized_loop(
+                lambda run: sleef.pow(run, base.dtype.type(exponent)),
+                lambda run: unary_like_torch(lambda wide: wide**exponent, run),
+                base,
+            )
     return base**exponent
+
+
+def vectorized_loop(vector, scalar, array: np.ndarray) -> np.ndarray:
+    """An elementwise kernel as cpu_kernel_vec runs it: in memory order, split between the
+    threads past the grain size, each share's whole pairs of vectors through `vector` and the
+    elements left over through `scalar` (both take and give a 1-d array)."""
+    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    flat = array.ravel(order=order)
+    n = flat.shape[0]
+    tasks = 1 if n < GRAIN_SIZE else min(THREADS, -(-n // GRAIN_SIZE))
+    chunk = -(-n // tasks) if n else 0
+    step = 2 * _lanes(array.dtype)
+    out = np.empty_like(flat)
+    for start in range(0, n, max(chunk, 1)):
+        end = min(n, start + chunk)
+        split = start + (end - start) // step * step
+        if split > start:
+            out[start:split] = vector(flat[start:split])
+        if end > split:
+            out[split:end] = scalar(flat[split:end])
+    return out.reshape(array.shape, order=order)
 
 
 def tensor_power_like_torch(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:

@@ -96,6 +96,20 @@ OPTIMIZERS = [
     ("Adagrad", {"lr": 0.1}),
 ]
 OPTIMIZER_STEPS = 50
+# softmax's last-dim kernel: rows shorter than a vector, whole vectors, tails (over any other
+# dim PyTorch runs another kernel, with libm's scalar exp where a vector does not fit)
+SOFTMAX_SHAPES = [(16, 3), (32, 27), (64, 10), (4, 5), (100, 2), (7, 8), (3, 17), (2, 1000)]
+CROSS_ENTROPY_OPTIONS = [
+    {},
+    {"weight": True},
+    {"label_smoothing": 0.1},
+    {"ignore_index": 1},
+    {"reduction": "sum"},
+    {"reduction": "none"},
+    {"weight": True, "label_smoothing": 0.2, "ignore_index": 0},
+]
+# tensor ** number: the kernels Pow.cpp picks (rsqrt, reciprocal, squares) and Sleef's pow
+POWERS = (-0.5, -1, -2, 0.5, 2, 3, -1.5, 1.5, 2.5)
 
 
 def cases() -> list[dict[str, Any]]:
@@ -155,6 +169,17 @@ def cases() -> list[dict[str, Any]]:
     for i, (name, kwargs) in enumerate(OPTIMIZERS):
         out.append({"kind": "optim", "seed": 500 + i, "name": name, "kwargs": kwargs})
     out.append({"kind": "cubic-fit", "seed": 0})
+    for i, shape in enumerate(SOFTMAX_SHAPES):
+        for name in ("softmax", "log_softmax"):
+            spec = {"kind": "softmax", "seed": 1000 + i, "shape": list(shape), "dim": [-1]}
+            out.append(dict(spec, name=name))
+    for i, shape in enumerate(SOFTMAX_SHAPES[:5]):
+        for j, options in enumerate(CROSS_ENTROPY_OPTIONS):
+            spec = {"kind": "cross-entropy", "seed": 1100 + 10 * i + j, "shape": list(shape)}
+            out.append(dict(spec, options=options))
+    for i, exponent in enumerate(POWERS):
+        spec = {"kind": "pow", "seed": 1200 + i, "shape": [37], "name": f"pow{exponent}"}
+        out.append(dict(spec, exponent=exponent))
     return out
 
 
@@ -219,6 +244,19 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
         return _optimizer_run(torch, spec)
     if kind == "cubic-fit":
         return _cubic_fit(torch)
+    if kind == "softmax":
+        x = torch.randn(*spec["shape"], requires_grad=True) * 3
+        x.retain_grad()
+        y = getattr(torch, spec["name"])(x, spec["dim"][0])
+        (y * torch.randn(*spec["shape"])).sum().backward()
+        return _flat(y) + _flat(x.grad)
+    if kind == "cross-entropy":
+        return _cross_entropy(torch, spec)
+    if kind == "pow":
+        x = (torch.randn(*spec["shape"]).abs() + 0.1).requires_grad_()
+        y = x ** spec["exponent"]
+        y.sum().backward()
+        return _flat(y) + _flat(x.grad)
     raise ValueError(f"unknown case kind {kind!r}")
 
 
@@ -282,6 +320,19 @@ def _cubic_fit(torch) -> list[float]:
                 p -= learning_rate * p.grad
                 p.grad = None
     return losses + [p.item() for p in (a, b, c, d)]
+
+
+def _cross_entropy(torch, spec: dict[str, Any]) -> list[float]:
+    """F.cross_entropy on class indices: the loss and the logits' gradient."""
+    rows, classes = spec["shape"]
+    x = torch.randn(rows, classes, requires_grad=True)
+    target = torch.randint(0, classes, (rows,))
+    options = dict(spec["options"])
+    if options.pop("weight", False):
+        options["weight"] = torch.rand(classes)
+    loss = torch.nn.functional.cross_entropy(x, target, **options)
+    loss.sum().backward()
+    return _flat(loss) + _flat(x.grad)
 
 
 def _flat(t) -> list[float]:

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from engine import dtypes
+from engine import dtypes, numerics
 from engine import functions as fn
 from engine import random as rng
 from engine.creation import where
@@ -931,7 +931,7 @@ def _cross_entropy_smoothed(input, target, weight, ignore_index, reduction, labe
         counted = ~ignored._array
         if weight is not None:
             # Σ of the counted targets' weights, as nll_loss's mean divides by
-            total = weight._array[target._array[counted]].sum(dtype=weight._array.dtype)
+            total = numerics.sum_like_torch(weight._array[target._array[counted]])
             smooth = smooth.sum() / plain(total, "sum")
         else:
             smooth = smooth.sum() / plain(np.int64(counted.sum()), "sum")

@@ -31,7 +31,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {}
 
 def _case_id(case: dict) -> str:
     parts = [case["kind"], str(case.get("name", "")), str(case.get("shape", ""))]
-    keys = ("dim", "keepdim", "transpose", "layout", "alpha", "dtype")
+    keys = ("dim", "keepdim", "transpose", "layout", "alpha", "dtype", "options")
     parts += [str(case.get(k, "")) for k in keys]
     return "-".join(p for p in parts if p).replace(" ", "")
 
