@@ -10,6 +10,7 @@ import numpy as np
 from engine import devices, dtypes, numerics
 from engine import functions as fn
 from engine import random as rng
+from engine.numpy_names import numpy_names
 from engine.record import apply, leaf
 from engine.shape import broadcast_shapes, parse_shape, wrap_dim
 from engine.snippet import SEED
@@ -639,6 +640,7 @@ def _same_dtype(tensors: list[Tensor]) -> list[np.ndarray]:
     return [t._array.astype(result.np, copy=False) for t in tensors]
 
 
+@numpy_names
 def stack(tensors, dim=0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
@@ -654,6 +656,7 @@ def stack(tensors, dim=0) -> Tensor:
     return apply(fn.StackBackward0, tuple(tensors), arrays=tuple(_same_dtype(tensors)), dim=dim)
 
 
+@numpy_names
 def cat(tensors, dim=0) -> Tensor:
     tensors = list(tensors)
     if not tensors:

@@ -15,6 +15,7 @@ import numpy as np
 
 from engine import devices, dtypes, tracing
 from engine.graph import Version
+from engine.numpy_names import numpy_names
 from engine.printing import tensor_repr
 from engine.shape import Size, wrap_dim
 
@@ -92,6 +93,7 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._array.shape)
 
+    @numpy_names
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._array.shape)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import dtypes
+from engine.numpy_names import numpy_names
 from engine.ops.scalars import wrapped
 from engine.promotion import raw
 from engine.record import plain
@@ -62,9 +63,11 @@ class Comparison:
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
         return bool(self.isclose(other, rtol, atol, equal_nan)._array.all())
 
+    @numpy_names
     def all(self, dim=None, keepdim=False):
         return _logical_reduce(np.all, self, dim, keepdim)
 
+    @numpy_names
     def any(self, dim=None, keepdim=False):
         return _logical_reduce(np.any, self, dim, keepdim)
 

@@ -11,6 +11,7 @@ from engine import functions as fn
 from engine import tracing
 from engine.creation import tensor
 from engine.grad_mode import state as grad_state
+from engine.numpy_names import numpy_names
 from engine.ops.linalg import c_name
 from engine.ops.scalars import checked
 from engine.promotion import check_number
@@ -31,23 +32,29 @@ class Indexing:
 
     # ***** by an index tensor along one dim *****
 
+    @numpy_names
     def gather(self, dim, index):
         dim = wrap_dim(dim, self.ndim)
         where = _index_along(self, dim, index, "gather")
         return apply(fn.GatherBackward0, (self,), dim=dim, index=where)
 
+    @numpy_names
     def scatter(self, dim, index, src=None, *, value=None):
         return _scatter(self, dim, index, src if value is None else value, inplace=False)
 
+    @numpy_names
     def scatter_(self, dim, index, src=None, *, value=None):
         return _scatter(self, dim, index, src if value is None else value, inplace=True)
 
+    @numpy_names
     def scatter_add(self, dim, index, src):
         return _scatter(self, dim, index, src, inplace=False, add=True)
 
+    @numpy_names
     def scatter_add_(self, dim, index, src):
         return _scatter(self, dim, index, src, inplace=True, add=True)
 
+    @numpy_names
     def index_select(self, dim, index):
         dim = wrap_dim(dim, self.ndim)
         if index.ndim > 1:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.numpy_names import NUMPY_NAMES
 from engine.tensor import Tensor
 
 _NO_DEFAULT = object()
@@ -131,12 +132,17 @@ def _bind(name: str, params: tuple[_Param, ...], args: tuple, kwargs: dict) -> d
             f"{name}() takes {span}{len(positional)} positional argument{plural} but "
             f"{len(args)} were given"
         )
-    bound = {}
+    bound, named = {}, set()  # named: the keywords taken, under PyTorch's name or numpy's
     for position, param in enumerate(params, 1):
+        alias = NUMPY_NAMES.get(param.name)
         if position <= len(args) and not param.keyword_only:
             value, where = args[position - 1], f" (position {position})"
         elif param.name in kwargs:
             value, where = kwargs[param.name], ""
+            named.add(param.name)
+        elif alias in kwargs:
+            value, where = kwargs[alias], ""
+            named.add(alias)
         elif param.default is _NO_DEFAULT:
             return f'{name}() missing 1 required positional arguments: "{param.name}"'
         else:
@@ -152,7 +158,7 @@ def _bind(name: str, params: tuple[_Param, ...], args: tuple, kwargs: dict) -> d
     for key in kwargs:
         if key in taken:
             return f"{name}() got multiple values for argument '{key}'"
-        if key not in bound:
+        if key not in named:
             return f"{name}() got an unexpected keyword argument '{key}'"
     return bound
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from engine import dtypes, tracing
 from engine import functions as fn
+from engine.numpy_names import numpy_names
 from engine.ops.inplace import inplace
 from engine.ops.scalars import checked
 from engine.promotion import binary, check_number, floating
@@ -188,10 +189,12 @@ class Pointwise:
     def clamp_max(self, max):
         return apply(fn.ClampMaxBackward0, (self,), max=checked(self._array, max))
 
+    @numpy_names
     def softmax(self, dim):
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.SoftmaxBackward0, (self,), arrays=floating(self), dim=dim)
 
+    @numpy_names
     def log_softmax(self, dim):
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.LogSoftmaxBackward0, (self,), arrays=floating(self), dim=dim)

@@ -9,6 +9,7 @@ import numpy as np
 
 from engine import dtypes
 from engine import functions as fn
+from engine.numpy_names import numpy_names
 from engine.ops.arithmetic import maximum, minimum
 from engine.ops.overloads import Overloads
 from engine.promotion import floating
@@ -23,6 +24,7 @@ from engine.unsupported import UnsupportedByGradtrace
 class Reductions:
     """Methods that reduce a tensor over some or all of its dims, or scan along one."""
 
+    @numpy_names
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         arrays = _cast(self, dtype)
         if dtype is not None and arrays[0].dtype.kind in "biu" and arrays[0].dtype != np.int64:
@@ -36,6 +38,7 @@ class Reductions:
         dims = reduced_dims(dim, self.ndim)
         return apply(fn.SumBackward1, (self,), arrays=arrays, dim=dims, keepdim=keepdim)
 
+    @numpy_names
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         arrays = _cast(self, dtype)
         if arrays[0].dtype.kind != "f":
@@ -50,6 +53,7 @@ class Reductions:
         dims = reduced_dims(dim, self.ndim)
         return apply(fn.MeanBackward1, (self,), arrays=arrays, dim=dims, keepdim=keepdim)
 
+    @numpy_names
     def prod(self, dim=None, keepdim=False, *, dtype=None):
         arrays = _cast(self, dtype)
         if dim is None:
@@ -57,9 +61,11 @@ class Reductions:
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.ProdBackward1, (self,), arrays=arrays, dim=dim, keepdim=keepdim)
 
+    @numpy_names
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return _spread(fn.VarBackward0, self, dim, unbiased, keepdim, correction)
 
+    @numpy_names
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return _spread(fn.StdBackward0, self, dim, unbiased, keepdim, correction)
 
@@ -74,16 +80,19 @@ class Reductions:
             p = 2
         return vector_norm(self, 2 if p is None else p, dim, keepdim, dtype=dtype)
 
+    @numpy_names
     def logsumexp(self, dim, keepdim=False):
         dims = reduced_dims(dim, self.ndim)
         return apply(
             fn.LogsumexpBackward0, (self,), arrays=floating(self), dims=dims, keepdim=keepdim
         )
 
+    @numpy_names
     def cumsum(self, dim, *, dtype=None):
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.CumsumBackward0, (self,), arrays=_cast(self, dtype), dim=dim)
 
+    @numpy_names
     def cumprod(self, dim, *, dtype=None):
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.CumprodBackward0, (self,), arrays=_cast(self, dtype), dim=dim)
@@ -94,15 +103,19 @@ class Reductions:
     def min(self, *args, **kwargs):
         return _max_or_min("min", self, *_TENSOR_MIN.bind(args, kwargs))
 
+    @numpy_names
     def amax(self, dim=(), keepdim=False):
         return _amax_amin(fn.AmaxBackward0, self, dim, keepdim)
 
+    @numpy_names
     def amin(self, dim=(), keepdim=False):
         return _amax_amin(fn.AminBackward0, self, dim, keepdim)
 
+    @numpy_names
     def argmax(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmax, self, dim, keepdim)
 
+    @numpy_names
     def argmin(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmin, self, dim, keepdim)
 

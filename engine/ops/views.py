@@ -11,6 +11,7 @@ import numpy as np
 
 from engine import functions as fn
 from engine.creation import cat
+from engine.numpy_names import numpy_names
 from engine.record import apply
 from engine.shape import expanded_shape, infer_shape, parse_shape, viewable, wrap_dim
 from engine.tensor import Tensor, tensor_methods
@@ -110,6 +111,7 @@ class Views:
 
     swapdims = swapaxes
 
+    @numpy_names
     def squeeze(self, dim=None):
         if dim is None:
             return apply(fn.SqueezeBackward0, (self,))
@@ -118,6 +120,7 @@ class Views:
         node = fn.SqueezeBackward1 if not isinstance(dim, tuple) else fn.SqueezeBackward4
         return apply(node, (self,), dims=dims)
 
+    @numpy_names
     def unsqueeze(self, dim):
         dim = wrap_dim(dim, self.ndim + 1)
         return apply(fn.UnsqueezeBackward0, (self,), dim=dim)
@@ -130,6 +133,7 @@ class Views:
     def expand_as(self, other):
         return self.expand(other.shape)
 
+    @numpy_names
     def unbind(self, dim=0):
         dim = wrap_dim(dim, self.ndim)
         return apply(fn.UnbindBackward0, (self,), dim=dim)
@@ -168,6 +172,7 @@ class Views:
         sizes = [split_size] * (pieces - 1) + [size - split_size * (pieces - 1)]
         return apply(fn.SplitBackward0, (self,), dim=dim, sizes=tuple(sizes))
 
+    @numpy_names
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -176,6 +181,7 @@ class Views:
             return self.split([0] * chunks, dim)
         return self.split(-(-size // chunks), dim)
 
+    @numpy_names
     def tensor_split(self, indices_or_sections, dim=0):
         dim = wrap_dim(dim, self.ndim)
         size = self._array.shape[dim]
@@ -195,6 +201,7 @@ class Views:
             _stretch(self, dim, *slice(start, stop).indices(size)[:2]) for start, stop in bounds
         )
 
+    @numpy_names
     def narrow(self, dim, start, length):
         dim = wrap_dim(dim, self.ndim)
         size = self._array.shape[dim]
