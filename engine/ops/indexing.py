@@ -9,7 +9,7 @@ import numpy as np
 
 from engine import functions as fn
 from engine import tracing
-from engine.creation import tensor
+from engine.dtypes import type_word
 from engine.grad_mode import state as grad_state
 from engine.numpy_names import numpy_names
 from engine.ops.linalg import c_name
@@ -213,6 +213,9 @@ def _index_part(k):
         return k._array
     if isinstance(k, list):
         return np.asarray(k) if k else np.zeros(0, np.int64)
+    if isinstance(k, range):
+        # `x[range(n), y]`: PyTorch turns any sequence into a long tensor, as for a list
+        return np.arange(k.start, k.stop, k.step, dtype=np.int64)
     return k
 
 
@@ -234,8 +237,14 @@ def _slice(t: Tensor, dim: int, k: slice, keep_whole: bool = True) -> Tensor:
 
 def _gather(t: Tensor, gathers: dict) -> Tensor:
     """Advanced indexing: numpy's rules, which PyTorch follows; `gathers` maps dim -> index."""
-    parts, dim = [], 0
-    for ordinal, (at, k) in enumerate(sorted(gathers.items())):
+    return apply(fn.IndexBackward0, (t,), key=_advanced_key(t, gathers))
+
+
+def _advanced_key(t: Tensor, gathers: dict) -> tuple:
+    """The numpy key that gathers from t at `gathers` (dim -> index), checked in PyTorch's order:
+    dtypes and mask shapes, then that the indices broadcast together, then their bounds."""
+    parts, dim, shapes = [], 0, []
+    for at, k in sorted(gathers.items()):
         parts += [slice(None)] * (at - dim)
         if k.dtype.kind == "f":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -246,7 +255,20 @@ def _gather(t: Tensor, gathers: dict) -> Tensor:
                         f"The shape of the mask {list(k.shape)} at index {i} does not match the "
                         f"shape of the indexed tensor {list(t.shape)} at index {at + i}"
                     )
+            shapes += [[int(k.sum())]] * k.ndim  # a mask indexes as its nonzero() columns
         else:
+            shapes.append(list(k.shape))
+        parts.append(k)
+        dim = at + (k.ndim if k.dtype == np.bool_ else 1)
+    try:
+        np.broadcast_shapes(*map(tuple, shapes))
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(map(str, shapes))
+        ) from None
+    for ordinal, (at, k) in enumerate(sorted(gathers.items())):
+        if k.dtype != np.bool_:
             size = t.shape[at]
             bad = k[(k < -size) | (k >= size)]
             if bad.size:
@@ -254,13 +276,7 @@ def _gather(t: Tensor, gathers: dict) -> Tensor:
                 raise IndexError(
                     f"index {bad.flat[0]} is out of bounds for dimension {ordinal} with size {size}"
                 )
-        parts.append(k)
-        dim = at + (k.ndim if k.dtype == np.bool_ else 1)
-    try:
-        t._array[tuple(parts)]
-    except IndexError as error:
-        raise IndexError(str(error).replace("axis", "dimension")) from None
-    return apply(fn.IndexBackward0, (t,), key=tuple(parts))
+    return tuple(parts)
 
 
 def assign(t: Tensor, key, value) -> None:
@@ -271,27 +287,68 @@ def assign(t: Tensor, key, value) -> None:
     view of a graph tensor rewrites the tensor's history (CopySlices); index tensors write with
     index_put_ (IndexPutBackward0).
     """
+    if not isinstance(value, Tensor) and not isinstance(value, numbers.Number | np.number):
+        # PyTorch writes only tensors and numbers: a list is not made into a tensor here
+        raise TypeError(f"can't assign a {type(value).__name__} to a {t.type()}")
     involved = grad_state.enabled and (
         t._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
     )
     if not involved:
-        value_array = value._array if isinstance(value, Tensor) else checked(t._array, value)
+        if isinstance(value, Tensor):
+            value_array = value._array
+            if value._array.dtype != t._array.dtype:
+                _check_put_dtype(t, key, value)
+        else:
+            value_array = checked(t._array, value)
         if isinstance(key, Tensor):
             key = key._array
         elif isinstance(key, tuple):
             key = tuple(k._array if isinstance(k, Tensor) else k for k in key)
-        t._array[key] = value_array
+        try:
+            t._array[key] = value_array
+        except (IndexError, ValueError):
+            _refuse(t, key, value)  # raises PyTorch's error for what numpy refused
+            raise
         bump(t, "setitem", None)
         return
-    parts = tuple(_index_part(k) for k in (key if isinstance(key, tuple) else (key,)))
-    advanced = [isinstance(k, np.ndarray) for k in parts]
-    if any(advanced):
-        _index_put(t, parts, value)
+    parts = _parts(key)
+    if any(isinstance(k, np.ndarray) for k in parts):
+        target, at, values = _put_target(t, parts, value)
+        apply_inplace(
+            fn.IndexPutBackward0, target, (target, value), (target._array, values), key=at
+        )
         return
-    if isinstance(value, list | tuple):
-        value = tensor(value, dtype=t.dtype)
     whole = all(k is Ellipsis or _whole(k) for k in parts)
     _copy_to(t if whole else _unseen(index, t, key), value)
+
+
+def _parts(key) -> tuple:
+    return tuple(_index_part(k) for k in (key if isinstance(key, tuple) else (key,)))
+
+
+def _check_put_dtype(t: Tensor, key, value: Tensor) -> None:
+    """index_put_ (a key with index tensors) writes no other dtype; copy_ converts."""
+    if any(isinstance(k, np.ndarray) for k in _parts(key)):
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{type_word(t.dtype)} for the destination and {type_word(value.dtype)} for the source."
+        )
+
+
+def _refuse(t: Tensor, key, value) -> None:
+    """numpy refused `t[key] = value`: find PyTorch's reason by checking as the recorded path
+    does, without writing (untraced and with grad off, so nothing joins a graph)."""
+    enabled, grad_state.enabled = grad_state.enabled, False
+    try:
+        parts = _parts(key)
+        if any(isinstance(k, np.ndarray) for k in parts):
+            _put_target(t, parts, value)
+        else:
+            dst = _unseen(index, t, key)
+            if isinstance(value, Tensor) and value.shape != dst.shape and value.ndim:
+                _unseen(_fitted, value, dst)
+    finally:
+        grad_state.enabled = enabled
 
 
 def _unseen(op, *args):
@@ -326,17 +383,20 @@ def _copy_to(dst: Tensor, value) -> None:
     elif value.ndim == 0:
         apply_inplace(fn.FillBackward3, dst, (dst, value), (dst._array, value._array))
     else:
-        # leading size-1 dims of the value are dropped, then it is expanded to dst's shape
-        lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
-        trimmed = value.view(value.shape[lead:])
-        if trimmed.shape != dst.shape:
-            trimmed = trimmed.expand(dst.shape)
-        dst.copy_(trimmed)
+        dst.copy_(_fitted(value, dst))
 
 
-def _index_put(t: Tensor, parts: tuple, value) -> None:
+def _fitted(value: Tensor, dst: Tensor) -> Tensor:
+    """The value as setitem copies it: leading size-1 dims dropped, then expanded to dst."""
+    lead = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+    trimmed = value.view(value.shape[lead:])
+    return trimmed if trimmed.shape == dst.shape else trimmed.expand(dst.shape)
+
+
+def _put_target(t: Tensor, parts: tuple, value):
     """t[key with index tensors] = value: as PyTorch, the key's basic part (integers, slices,
-    None) makes a view first, and index_put_ writes into that view at the index tensors."""
+    None) makes a view first, and index_put_ writes into that view at the index tensors.
+    Returns that view, the numpy key into it, and the values to write, all checked."""
     basic, rest = [], []  # the view's key, then the key of index_put_ on the view
     for k in parts:
         if isinstance(k, np.ndarray):
@@ -352,12 +412,35 @@ def _index_put(t: Tensor, parts: tuple, value) -> None:
             rest.append(slice(None))
     if not all(k is Ellipsis or _whole(k) for k in basic):
         t = _unseen(index, t, tuple(basic))
-    key = tuple(rest) if len(rest) > 1 else rest[0]
+    gathers, dim = {}, 0
+    used = sum(k.ndim if k.dtype == np.bool_ else 1 for k in rest if isinstance(k, np.ndarray))
+    for k in rest:
+        if k is Ellipsis:
+            dim = t.ndim - used - sum(1 for j in rest if isinstance(j, slice)) + dim
+        elif isinstance(k, np.ndarray):
+            gathers[dim] = k
+            dim += k.ndim if k.dtype == np.bool_ else 1
+        else:
+            dim += 1
+    key = _advanced_key(t, gathers)
     target_shape = t._array[key].shape
     if isinstance(value, Tensor):
-        np.broadcast_shapes(value._array.shape, target_shape)
-        values = value._array.astype(t._array.dtype, copy=False)
+        if value._array.dtype != t._array.dtype:
+            _check_put_dtype(t, parts, value)
+        # leading size-1 dims of the value are dropped, as setitem's copy drops them
+        shape = value._array.shape
+        shape = shape[next((i for i, n in enumerate(shape) if n != 1), len(shape)) :]
+        try:
+            fits = np.broadcast_shapes(shape, target_shape) == target_shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+                f"to indexing result of shape {list(target_shape)}"
+            )
+        values = value._array
     else:
         check_number(value, "setitem")
         values = t._array.dtype.type(checked(t._array, value))
-    apply_inplace(fn.IndexPutBackward0, t, (t, value), (t._array, values), key=key)
+    return t, key, values

@@ -521,6 +521,28 @@ def test_index_list_with_repeats(data):
 
 @SETTINGS
 @given(data=st.data())
+def test_index_with_range_idioms(data):
+    """`logprobs[range(n), y]` and its writes (`x[range(n), y] -= v`): repeated picks add up."""
+    x = data.draw(arrays(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4)))
+    n = x.shape[0]
+    y = data.draw(st.lists(st.integers(0, x.shape[1] - 1), min_size=n, max_size=n), label="y")
+    check_gradients(lambda a: a[range(n), y], x)
+    check_gradients(lambda a: a[range(n), torch.tensor(y)], x)
+    check_gradients(lambda a: a.log_softmax(dim=1)[range(n), y].mean(), x)
+    rows = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=5), label="rows")
+    check_gradients(lambda a: a[rows, [0] * len(rows)], x)  # repeats of one element add up
+    value = data.draw(arrays(x[range(n), y].shape), label="value")
+
+    def written(a, v):
+        b = a * 2
+        b[range(n), y] -= v * 3
+        return b
+
+    check_gradients(written, x, value)
+
+
+@SETTINGS
+@given(data=st.data())
 def test_index_bool_mask(data):
     x = data.draw(arrays(SHAPES_1D_UP, NONZERO), label="x")  # a > 0 must not flip under eps
     mask = data.draw(hnp.arrays(np.bool_, x.shape), label="mask")
