@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -497,16 +498,77 @@ def randn_like(t: Tensor, dtype=None, requires_grad=False, device=None) -> Tenso
     return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
-def randint(
-    low, high=None, size=None, dtype=None, requires_grad=False, generator=None, device=None
-) -> Tensor:
-    devices.check(device)
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
-    if high is None:
-        low, high = 0, low
-    values = _generator(generator).randint(int(low), int(high), _shape((size,)))
-    return leaf(values.astype(_dtype(dtype, dtypes.int64)), requires_grad, "randint")
+def randint(*args, **kwargs) -> Tensor:
+    """randint(high, size) or randint(low, high, size): int64 unless told, drawn as PyTorch's
+    random_(low, high) draws (engine/random.py), its arguments parsed as PyTorch parses them."""
+    _, bound = _randint_overloads().bind(args, kwargs)
+    devices.check(bound["device"])
+    low, high = int(bound.get("low", 0)), int(bound["high"])
+    dt = _dtype(bound["dtype"], dtypes.int64)
+    _check_int_range(low, high, dt)
+    values = _generator(bound.get("generator")).randint(low, high, _shape((bound["size"],)))
+    return leaf(values.astype(dt), bound["requires_grad"], "randint")
+
+
+@functools.cache
+def _randint_overloads():
+    from engine.ops.overloads import Overloads  # engine.ops imports this module
+
+    return Overloads(
+        "randint",
+        *(
+            f"({first}tuple of ints size, *, {gen}Tensor out = None, torch.dtype dtype = None, "
+            "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+            "bool requires_grad = False)"
+            for first in ("int high, ", "int low, int high, ")
+            for gen in ("torch.Generator? generator, ", "")
+        ),
+    )
+
+
+# the C type PyTorch's bound messages name for each dtype
+_C_TYPES = {
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+    "float16": "c10::Half",
+}
+
+
+def _check_int_range(low: int, high: int, dt: np.dtype) -> None:
+    """random_(from, to)'s checks: a range that is not empty, with bounds the dtype holds."""
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dt.kind == "f" and dt != np.float16:
+        exact = 1 << (np.finfo(dt).nmant + 1)
+        if not (-exact <= low <= exact and -exact <= high - 1 <= exact):
+            which = "from" if not -exact <= low <= exact else "to - 1"
+            power = np.finfo(dt).nmant + 1
+            name = "float" if dt == np.float32 else "double"
+            warnings.warn(
+                f"{which} is out of bounds [-(2^{power}), 2^{power}]. Due to precision "
+                f"limitations {name} can support discrete uniform distribution only within "
+                "this range. This warning will become an error in version 1.7 release, please "
+                "fix the code in advance",
+                UserWarning,
+                stacklevel=3,
+            )
+        return
+    if dt.kind == "b":
+        lo, hi = 0, 1
+    elif dt == np.float16:
+        lo, hi = -65504, 65504
+    else:
+        lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {_C_TYPES[dt.name]}")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPES[dt.name]}")
 
 
 def randint_like(

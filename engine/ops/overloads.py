@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine import dtypes
+from engine import random as rng
 from engine.numpy_names import NUMPY_NAMES
 from engine.tensor import Tensor
 
@@ -74,6 +76,16 @@ def _fits(param: _Param, value) -> bool:
         return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
     if param.kind == "Tensor":
         return isinstance(value, Tensor)
+    if param.kind == "tuple of ints":
+        return isinstance(value, tuple | list) and all(
+            isinstance(n, int | np.integer) and not isinstance(n, bool) for n in value
+        )
+    if param.kind == "torch.dtype":
+        return isinstance(value, dtypes.dtype)
+    if param.kind == "torch.Generator":
+        return isinstance(value, rng.Generator)
+    if param.kind in ("torch.device", "torch.layout"):
+        return True  # the op itself refuses a device other than the CPU
     return isinstance(value, tuple | list)  # "tuple of Tensors"
 
 
