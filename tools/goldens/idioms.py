@@ -1,0 +1,282 @@
+"""Tutorial idioms and small API pieces (issue 22): `logprobs[range(n), y]` and its writes,
+numpy's `axis`/`keepdims` spellings, torch.randint's forms, nn.Linear on 3-d inputs, strides and
+storage, torch.Size arithmetic, and the errors PyTorch raises around them."""
+
+from __future__ import annotations
+
+from tools.goldens import collect
+
+SNIPPETS: list[dict] = []
+S = collect(SNIPPETS)
+
+# ***** 1. advanced indexing with a range, lists and tensors together *****
+
+S(
+    "idioms-range-index-nll",
+    """
+import torch
+torch.manual_seed(0)
+logits = torch.randn(4, 3, requires_grad=True)
+logprobs = logits.log_softmax(dim=1)
+y = torch.tensor([2, 0, 1, 2])
+n = logits.shape[0]
+picked = logprobs[range(n), y]
+print(picked)
+loss = -picked.mean()
+loss.backward()
+print(loss)
+print(logits.grad)
+""",
+)
+S(
+    "idioms-range-arange-list-agree",
+    """
+import torch
+torch.manual_seed(0)
+probs = torch.randn(5, 4).softmax(dim=1)
+y = torch.tensor([3, 0, 0, 2, 1])
+a = probs[range(5), y]
+b = probs[torch.arange(5), y]
+c = probs[list(range(5)), y]
+d = probs[range(5), y.tolist()]
+print(a)
+print(torch.equal(a, b), torch.equal(a, c), torch.equal(a, d))
+print(probs[range(2)])
+print(probs[range(1, 5, 2), 1], probs[:, range(2)].shape, probs[range(4)[::-1], 0])
+print(probs[range(0)], probs[range(3), 1:3])
+""",
+)
+S(
+    "idioms-range-index-repeats-accumulate",
+    """
+import torch
+w = torch.ones(3, requires_grad=True)
+z = w[[0, 0, 2, 0]]
+print(z)
+(z * torch.tensor([1., 2., 3., 4.])).sum().backward()
+print(w.grad)
+p = torch.arange(12.).reshape(3, 4).requires_grad_()
+q = p[range(3), [1, 1, 1]]
+q2 = p[[0, 0], [1, 1]]
+(q.sum() + 2 * q2.sum()).backward()
+print(p.grad)
+""",
+)
+S(
+    "idioms-range-index-errors",
+    """
+import torch
+x = torch.arange(24.).reshape(2, 3, 4)
+y = torch.tensor([2, 0, 1, 2])
+keys = [
+    (range(5), y),
+    (range(4), range(3)),
+    ([[0], [1]], [0, 1, 2], [0, 1]),
+    (range(2), slice(None), [0, 1, 2]),
+    ([5, 1], [0, 1, 2]),
+    (slice(None), [0, 7]),
+    ([0], slice(None), [9]),
+    (torch.tensor([True, False]), [0, 1]),
+]
+for key in keys:
+    try:
+        print(x[key].shape)
+    except IndexError as err:
+        print("IndexError:", err)
+""",
+)
+S(
+    "idioms-range-setitem",
+    """
+import torch
+x = torch.zeros(3, 3)
+x[range(3), [0, 2, 1]] = 1
+print(x)
+x[range(3), [0, 2, 1]] -= 0.5
+print(x)
+x[range(3), torch.tensor([0, 0, 0])] += 2
+print(x)
+x[range(3), :2] = 0
+print(x)
+x[torch.tensor([0, 0]), 1] += torch.tensor([5., 7.])
+print(x)
+counts = torch.zeros(3, 3, dtype=torch.int32)
+for a, b in zip([0, 1, 0, 0], [1, 2, 1, 1]):
+    counts[a, b] += 1
+print(counts)
+N = torch.zeros(3, 3)
+N[[0, 1, 0, 0], [1, 2, 1, 1]] += 1
+print(N)
+""",
+)
+S(
+    "idioms-range-setitem-graph",
+    """
+import torch
+torch.manual_seed(0)
+W = torch.randn(5, 3, requires_grad=True)
+h = W * 2
+h[range(3), [0, 0, 1]] -= 1.5
+b = torch.tensor([10., 20.], requires_grad=True)
+h[[1, 1], [2, 2]] += b
+print(h)
+h.sum().backward()
+print(W.grad, b.grad)
+m = torch.zeros(2, 3, requires_grad=True) * 1
+m[range(2), [2, 0]] = torch.tensor([1.5, -2.5], requires_grad=True)
+print(m)
+""",
+)
+S(
+    "idioms-range-setitem-errors",
+    """
+import torch
+x = torch.zeros(3, 3)
+cases = [
+    ((range(4), [0, 2, 1]), 1.0),
+    ((range(3), [0, 2, 5]), 1.0),
+    ((range(3), [0, 2]), 1.0),
+    ((range(3), [0, 2, 1]), torch.ones(2)),
+    ((range(3), [0, 2, 1]), torch.ones(3, 1)),
+    ((range(3), [0, 2, 1]), torch.ones(1, 3)),
+    ((range(3), [0, 2, 1]), [1.0, 2.0, 3.0]),
+    ((range(3), [0, 2, 1]), torch.ones(3, dtype=torch.float64)),
+    ((range(3), [0, 2, 1]), torch.tensor(5)),
+    ((range(3), [0, 2, 1]), None),
+    (0, [1.0, 2.0, 3.0]),
+    (0, torch.ones(2)),
+    (5, 1.0),
+    ((0, 7), 1.0),
+    ((None, 4), 1.0),
+]
+for requires_grad in (False, True):
+    for key, value in cases:
+        y = torch.zeros(3, 3, requires_grad=requires_grad) * 1
+        try:
+            y[key] = value
+            print("ok", y.sum().item())
+        except (IndexError, RuntimeError, TypeError) as err:
+            print(type(err).__name__ + ":", err)
+""",
+)
+
+# ***** 2. numpy's spellings: axis for dim, keepdims for keepdim *****
+
+S(
+    "idioms-numpy-axis-keepdims",
+    """
+import torch
+x = torch.tensor([[1., 5., 2.], [4., 3., 6.]], requires_grad=True)
+print(x.sum(axis=0), x.sum(1, keepdims=True), torch.sum(x, axis=1, keepdims=True))
+print(x.mean(axis=0), torch.mean(x, axis=1, keepdims=True), x.sum(axis=(0, 1)))
+print(x.argmax(axis=1), torch.argmax(x, axis=1, keepdims=True), x.argmin(axis=0))
+print(x.max(axis=1), torch.max(x, axis=1, keepdims=True))
+print(x.min(axis=0).values, x.amax(axis=0), torch.amin(x, axis=0, keepdims=True))
+print(x.prod(axis=0), x.std(axis=0), x.var(axis=1, keepdims=True))
+print(x.logsumexp(axis=1), x.logsumexp(1, keepdims=True))
+print(x.softmax(axis=1), torch.log_softmax(x, axis=1), x.cumsum(axis=1))
+print((x > 2).all(axis=1), (x > 2).any(axis=1, keepdims=True))
+print(torch.cat([x, x], axis=1).shape, torch.stack([x, x], axis=0).shape)
+print(x[None].squeeze(axis=0).shape, x.unsqueeze(axis=0).shape, x.size(axis=1))
+print(x.sort(axis=1).indices, x.topk(1, axis=1).values, x.argsort(axis=0))
+print(x.gather(axis=1, index=torch.tensor([[0], [2]])), x.unbind(axis=1)[0])
+print(x.sum(axis=0, dtype=torch.float64))
+probs = x.softmax(axis=1)
+loss = -probs.log().mean(axis=0, keepdims=True).sum()
+loss.backward()
+print(loss, x.grad)
+""",
+)
+S(
+    "idioms-numpy-names-both-given",
+    """
+import torch
+import torch.nn.functional as F
+x = torch.tensor([[1., 5., 2.], [4., 3., 6.]])
+calls = {
+    "sum": lambda: x.sum(dim=0, axis=0),
+    "sum keepdims": lambda: x.sum(0, keepdim=True, keepdims=True),
+    "torch.sum": lambda: torch.sum(x, dim=1, axis=1),
+    "mean": lambda: x.mean(dim=1, axis=1),
+    "argmax": lambda: x.argmax(dim=1, axis=1),
+    "torch.argmax": lambda: torch.argmax(x, 1, keepdim=True, keepdims=True),
+    "max": lambda: x.max(dim=1, axis=1),
+    "max keepdims": lambda: x.max(1, keepdim=True, keepdims=True),
+    "softmax": lambda: x.softmax(dim=1, axis=1),
+    "cumsum keepdims": lambda: x.cumsum(1, keepdims=True),
+    "cat": lambda: torch.cat([x, x], dim=0, axis=0),
+    "sort": lambda: x.sort(dim=1, axis=1),
+    "topk": lambda: x.topk(1, dim=1, axis=1),
+    "F.softmax": lambda: F.softmax(x, axis=1),
+}
+for name, call in calls.items():
+    try:
+        print(name, call())
+    except TypeError as err:
+        print(name, "TypeError:", err)
+""",
+)
+
+# ***** 3. torch.randint in its forms *****
+
+S(
+    "idioms-randint-forms",
+    """
+import torch
+torch.manual_seed(42)
+print(torch.randint(10, (5,)))
+print(torch.randint(3, 10, (2, 3)))
+print(torch.randint(0, 27, (4,), dtype=torch.int32))
+print(torch.randint(10, size=(3,)), torch.randint(low=2, high=5, size=(3,)))
+print(torch.randint(5, (2,), dtype=torch.float32), torch.randint(1, 7, (2, 2), dtype=torch.float64))
+g = torch.Generator().manual_seed(2147483647)
+print(torch.randint(0, 27, (10,), generator=g))
+print(torch.randint(100, (3,), generator=g, dtype=torch.uint8))
+print(torch.randint(-5, 5, (6,)), torch.randint(2**40, (3,)))
+print(torch.randint(10, torch.Size([2])), torch.randint(10, [2, 2]), torch.randint(10, ()))
+print(torch.randint(10, (0,)), torch.randint(2, (4,), dtype=torch.bool))
+print(torch.randint(10, (2,), generator=None), torch.randint(10, (2,), dtype=torch.int8))
+print(torch.randint(10, (2,), dtype=torch.float32, requires_grad=True))
+ix = torch.randint(0, 1000, (32,))
+print(ix[:5], ix.dtype, ix.shape)
+""",
+)
+S(
+    "idioms-randint-makemore-batch",
+    """
+import torch
+g = torch.Generator().manual_seed(2147483647)
+X = torch.arange(200).reshape(100, 2) % 27
+C = torch.randn((27, 2), generator=g)
+ix = torch.randint(0, X.shape[0], (8,), generator=g)
+print(ix)
+print(X[ix])
+print(C[X[ix]].shape)
+""",
+)
+S(
+    "idioms-randint-errors",
+    """
+import torch
+calls = [
+    lambda: torch.randint(0, (3,)),
+    lambda: torch.randint(5, 2, (3,)),
+    lambda: torch.randint(3.5, (2,)),
+    lambda: torch.randint(10, 3),
+    lambda: torch.randint(10),
+    lambda: torch.randint(0, 10, 3),
+    lambda: torch.randint(10, dtype=torch.int32),
+    lambda: torch.randint(10, (2,), requires_grad=True),
+    lambda: torch.randint(10, (2,), dtype=torch.bool),
+    lambda: torch.randint(300, (2,), dtype=torch.int8),
+    lambda: torch.randint(-300, 3, (2,), dtype=torch.int8),
+    lambda: torch.randint(0, 2**33, (2,), dtype=torch.int32),
+    lambda: torch.randint(10, (2,), foo=1),
+]
+for call in calls:
+    try:
+        print(call())
+    except (RuntimeError, TypeError) as err:
+        print(type(err).__name__ + ":", err)
+""",
+)
