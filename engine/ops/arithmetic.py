@@ -85,6 +85,8 @@ class Arithmetic:
         array, exponent = cast_scalar(self, checked(self._array, exponent))
         if array.dtype.kind in "iu" and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if array.dtype.kind == "f" and type(written) in (int, float):
+            exponent = written  # Pow.cpp computes with the double (exponent - 1 too), not a float
         out = apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
         return remember_written(out, exponent=written)
 

@@ -263,6 +263,8 @@ class PointwiseInPlace:
         if isinstance(exponent, float) and not self.is_floating_point():
             _float_result(self)
         number = self._array.dtype.type(checked(self._array, exponent))
+        if number.dtype.kind == "f" and type(exponent) in (int, float):
+            number = exponent  # as in __pow__: the double, as Pow.cpp computes with
         out = apply_inplace(fn.PowBackward0, self, (self,), (self._array,), exponent=number)
         return remember_written(out, exponent=exponent)
 
