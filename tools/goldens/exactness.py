@@ -138,6 +138,12 @@ cmp('W1', dW1, W1)
 cmp('b1', db1, b1)
 cmp('emb', demb, emb)
 cmp('C', dC, C)
+
+# the lines above are what this golden checks, to the bit: the big intermediates go, so the
+# recorded probes stay small
+for name in [k for k, v in list(globals().items()) if isinstance(v, torch.Tensor)]:
+    if name not in ("loss", "Xb", "Yb"):
+        del globals()[name]
 """,
 )
 S(
