@@ -359,16 +359,21 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.ndim == 2 and bias is not None:
         _check_inner(input, weight)
         return apply(fn.AddmmBackward0, (bias, input, weight.t()))
-    if input.ndim == 1 and bias is not None:
-        _check_inner(input.unsqueeze(0), weight)
-        return linear(input.unsqueeze(0), weight, bias).view(weight.shape[0])
-    out = input @ weight.t() if input.ndim <= 2 else None
-    if out is None:
-        raise UnsupportedByGradtrace(
-            "nn.Linear on inputs with more than 2 dimensions is not supported by gradtrace's "
-            "engine yet"
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{input.ndim}D and {weight.ndim}D"
         )
-    return out if bias is None else out + bias
+    if bias is not None and input.is_contiguous():
+        # PyTorch flattens a contiguous input of any other rank to a batch of rows
+        # (ViewBackward0), runs addmm on it and views the rows back in the input's shape
+        lead = input.shape[:-1]
+        rows = input.reshape(math.prod(lead), input.shape[-1])
+        _check_inner(rows, weight)
+        out = apply(fn.AddmmBackward0, (bias, rows, weight.t()))
+        return out.view(*lead, out.shape[1])
+    out = input @ weight.t()  # a strided input: matmul, then the bias added in place
+    return out if bias is None else out.add_(bias)
 
 
 def _check_inner(input: Tensor, weight: Tensor) -> None:

@@ -909,6 +909,22 @@ def test_cross_entropy(reduction, data):
     check_gradients(lambda a: F.cross_entropy(a, single, reduction=reduction), logits[0])
 
 
+@pytest.mark.parametrize("bias", [True, False])
+@SETTINGS
+@given(data=st.data())
+def test_linear_on_a_sequence(bias, data):
+    """(batch, seq, features) as after Embedding or LSTM: flattened rows through addmm when
+    contiguous, matmul when strided (a transposed sequence), viewed back either way."""
+    n_in, n_out = data.draw(st.integers(1, 4), label="in"), data.draw(st.integers(1, 4))
+    lead = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=3), label="lead")
+    x = data.draw(arrays((*lead, n_in)), label="input")
+    weight = data.draw(arrays((n_out, n_in)), label="weight")
+    bias_values = data.draw(arrays((n_out,)), label="bias")
+    params = (x, weight, bias_values) if bias else (x, weight)
+    check_gradients(lambda a, w, v=None: F.linear(a, w, v), *params)
+    check_gradients(lambda a, w, v=None: F.linear(a.transpose(0, 1), w, v), *params)
+
+
 @pytest.mark.parametrize("batched", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
 @SETTINGS

@@ -280,3 +280,55 @@ for call in calls:
         print(type(err).__name__ + ":", err)
 """,
 )
+
+# ***** 4. nn.Linear on (batch, seq, features) *****
+
+S(
+    "idioms-linear-on-sequence",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+emb = nn.Embedding(10, 4)
+lin = nn.Linear(4, 3)
+tokens = torch.tensor([[1, 2, 3], [4, 5, 6]])
+h = lin(emb(tokens))
+print(h)
+print(h.grad_fn.name(), [f.name() for f, _ in h.grad_fn.next_functions])
+addmm = h.grad_fn.next_functions[0][0]
+print([f.name() if f is not None else None for f, _ in addmm.next_functions])
+h.pow(2).mean().backward()
+print(lin.weight.grad, lin.bias.grad)
+print(emb.weight.grad[1:7])
+""",
+)
+S(
+    "idioms-linear-ranks-and-layouts",
+    """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+lin = nn.Linear(4, 3)
+x = torch.randn(2, 5, 4, requires_grad=True)
+for inp in (x, x[0, 0], torch.randn(2, 2, 2, 4), torch.randn(0, 5, 4), x.transpose(0, 1)):
+    out = lin(inp)
+    chain = [out.grad_fn.name()] + [f.name() for f, _ in out.grad_fn.next_functions if f]
+    print(tuple(out.shape), chain, out.is_contiguous())
+print(lin(x.transpose(0, 1))[1, 0], lin(x)[0, 1])
+y = F.linear(x, lin.weight)
+print(y.grad_fn.name(), y.grad_fn.next_functions[0][0].name())
+seq = torch.randn(5, 2, 4).permute(1, 0, 2)
+print(lin(seq).grad_fn.name(), torch.equal(lin(seq), lin(seq.contiguous())))
+nobias = nn.Linear(4, 2, bias=False)
+print(nobias(x).grad_fn.name(), nobias(x[0, 0]).grad_fn.name())
+lin(x).sum().backward()
+print(x.grad[0], lin.weight.grad)
+for bad in (torch.randn(2, 5, 3), torch.tensor(1.0), torch.randn(2, 5, 4, dtype=torch.float64)):
+    try:
+        lin(bad)
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+""",
+)
