@@ -19,7 +19,9 @@ from engine.dtypes import float64
 from engine.tensor import Tensor
 
 _NOT_NUMBERS = re.compile(r"[SaUO]")  # numpy dtype codes of strings and objects
-_ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+_ERROR = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
 
 
 def default_convert(data):
@@ -61,7 +63,8 @@ def default_collate(batch):
     if isinstance(elem, str | bytes):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        return _rebuild_mapping(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
+        fields = {key: default_collate([d[key] for d in batch]) for key in elem}
+        return _rebuild_mapping(elem, fields)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a namedtuple
         return kind(*(default_collate(field) for field in zip(*batch, strict=False)))
     if isinstance(elem, collections.abc.Sequence):

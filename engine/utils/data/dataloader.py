@@ -245,13 +245,13 @@ class _BaseDataLoaderIter:
             warnings.warn(
                 "pin_memory_device is deprecated, the current accelerator will be used as the "
                 f"device,ignore pin_memory_device='{loader.pin_memory_device}'.",
-                stacklevel=3,
+                stacklevel=4,  # the snippet line that started the epoch
             )
         if loader.pin_memory:  # there is no accelerator to pin memory for
             warnings.warn(
                 "'pin_memory' argument is set as true but no accelerator is found, then device "
                 "pinned memory won't be used.",
-                stacklevel=3,
+                stacklevel=4,  # the snippet line that started the epoch
             )
         self._sampler_iter = iter(self._index_sampler)
         # the workers' base seed, drawn every epoch whether or not there are workers
@@ -277,11 +277,8 @@ class _BaseDataLoaderIter:
 
     def _fetch_map(self, index):
         if self._auto_collation:
-            getitems = getattr(self._dataset, "__getitems__", None)
-            if getitems:
-                data = getitems(index)
-            else:
-                data = [self._dataset[i] for i in index]
+            getitems = getattr(self._dataset, "__getitems__", None)  # a Subset has one
+            data = getitems(index) if getitems else [self._dataset[i] for i in index]
         else:
             data = self._dataset[index]
         return self._collate_fn(data)

@@ -121,7 +121,8 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        gen = self.generator
+        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=gen)
         yield from drawn.tolist()
 
     def __len__(self) -> int:
