@@ -1,4 +1,4 @@
-"""torch.autograd: backward, grad, Function, functional, and the grad-mode switches."""
+"""torch.autograd: backward, grad, Function, functional, gradcheck, and the grad-mode switches."""
 
 from engine import autograd_functional as functional
 from engine import function
@@ -11,6 +11,7 @@ from engine.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from engine.gradcheck import gradcheck, gradgradcheck
 from engine.unsupported import missing_attribute
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "Function",
     "function",
     "functional",
+    "gradcheck",
+    "gradgradcheck",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",

@@ -31,6 +31,9 @@ TORCH_MODULES = {
     "torch.nn.functional": "engine.nn.functional",
     "torch.optim": "engine.optim",
     "torch.autograd": "engine.autograd",
+    # torch.autograd.gradcheck is a function, and the module it comes from: `from
+    # torch.autograd.gradcheck import GradcheckError` imports from the module
+    "torch.autograd.gradcheck": "engine.gradcheck",
 }
 
 Importer = Callable[..., ModuleType]

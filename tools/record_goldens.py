@@ -4280,6 +4280,9 @@ def module_map(torch_module) -> dict[str, Any]:
         "torch.nn.functional": torch_module.nn.functional,
         "torch.optim": torch_module.optim,
         "torch.autograd": torch_module.autograd,
+        # the function's name is also its module's: `from torch.autograd.gradcheck import
+        # GradcheckError` imports from the module
+        "torch.autograd.gradcheck": importlib.import_module("torch.autograd.gradcheck"),
     }
 
 

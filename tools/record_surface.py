@@ -5,8 +5,10 @@ Run with a Python that has torch 2.13.0: .venv-torch/bin/python tools/record_sur
 
 import json
 import pathlib
+import sys
 
 import torch
+import torch.autograd.functional
 import torch.nn
 import torch.nn.functional
 import torch.optim
@@ -22,6 +24,9 @@ NAMESPACES = {
     "torch.accelerator": torch.accelerator,
     "torch.utils": torch.utils,
     "torch.utils.data": torch.utils.data,
+    "torch.autograd.functional": torch.autograd.functional,
+    # torch.autograd.gradcheck is the function; the module it is defined in is this one
+    "torch.autograd.gradcheck": sys.modules["torch.autograd.gradcheck"],
 }
 
 
