@@ -58,9 +58,30 @@ _EXPK_POLYNOMIAL = tuple(
 )
 
 
+_LOW_BITS = np.uint64(0x1FFFFFFF)  # a float64's bits below float32's precision
+_HALFWAY = np.uint64(0x10000000)
+
+
 def _fma(x, y, z) -> np.ndarray:
-    """x·y + z rounded once to float32, as AVX2's vfmadd does."""
-    return fused_multiply_add(np.asarray(x, _F), np.asarray(y, _F), np.asarray(z, _F))
+    """x·y + z rounded once to float32, as AVX2's vfmadd does (called inside np.errstate).
+
+    The float64 product of two floats is exact and the float64 sum rounds once; rounding that
+    to float32 is right unless it landed halfway between two float32s (the values here are
+    never subnormal), a rare case left to numerics.fused_multiply_add's careful path.
+    """
+    total = np.multiply(x, y, dtype=np.float64)
+    total += z
+    if ((total.view(np.uint64) & _LOW_BITS) == _HALFWAY).any():
+        return fused_multiply_add(np.asarray(x, _F), np.asarray(y, _F), np.asarray(z, _F))
+    return total.astype(_F)
+
+
+def _exact_fma(x, y, z) -> np.ndarray:
+    """_fma where the float64 sum is exact (an error term: a·b minus its rounding, 1 - d·(1/d)),
+    so rounding it once to float32 is the fused result."""
+    total = np.multiply(x, y, dtype=np.float64)
+    total += z
+    return total.astype(_F)
 
 
 def _power_of_two(exponent: np.ndarray) -> np.ndarray:
@@ -101,14 +122,14 @@ def log(x: np.ndarray) -> np.ndarray:
         e = np.where(small, e - 64, e).astype(_F)
         # s = e·ln2 as a double-float (dfmul)
         s_hi = _LN2_PAIR[0] * e
-        s_lo = _fma(_LN2_PAIR[1], e, _fma(_LN2_PAIR[0], e, -s_hi))
+        s_lo = _fma(_LN2_PAIR[1], e, _exact_fma(_LN2_PAIR[0], e, -s_hi))
         # (m - 1) / (m + 1) as a double-float (dfadd2, dfdiv)
         n_hi, n_lo = _two_sum(_F(-1), m)
         d_hi, d_lo = _two_sum(_F(1), m)
         t = _F(1) / d_hi
         x_hi = n_hi * t
-        u = _fma(t, n_hi, -x_hi)
-        x_lo = _fma(-d_lo, t, _fma(-d_hi, t, _F(1)))
+        u = _exact_fma(t, n_hi, -x_hi)
+        x_lo = _fma(-d_lo, t, _exact_fma(-d_hi, t, _F(1)))
         x_lo = _fma(x_hi, x_lo, _fma(n_lo, t, u))
         x2 = x_hi * x_hi
         poly = _fma(_fma(_LOG_POLYNOMIAL[0], x2, _LOG_POLYNOMIAL[1]), x2, _LOG_POLYNOMIAL[2])
@@ -144,7 +165,7 @@ def pow(x: np.ndarray, y) -> np.ndarray:  # noqa: A001 - Sleef's name, as torch.
         log_hi, log_lo = _logk(np.abs(x))
         # dfmul of the double-float log by y
         hi = log_hi * y
-        lo = _fma(log_lo, y, _fma(log_hi, y, -hi))
+        lo = _fma(log_lo, y, _exact_fma(log_hi, y, -hi))
         result = _expk(hi, lo)
         result = np.where(np.isnan(result), _F(np.inf), result)
         sign = np.where(y_is_int, np.where(y_is_odd, _F(-1), _F(1)), _F(np.nan))
@@ -170,19 +191,19 @@ def _logk(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     d_hi, d_lo = _two_sum(_F(1), m)
     t = _F(1) / d_hi  # dfdiv
     x_hi = n_hi * t
-    u = _fma(t, n_hi, -x_hi)
-    x_lo = _fma(-d_lo, t, _fma(-d_hi, t, _F(1)))
+    u = _exact_fma(t, n_hi, -x_hi)
+    x_lo = _fma(-d_lo, t, _exact_fma(-d_hi, t, _F(1)))
     x_lo = _fma(x_hi, x_lo, _fma(n_lo, t, u))
     sq_hi = x_hi * x_hi  # dfsqu
-    sq_lo = _fma(x_hi + x_hi, x_lo, _fma(x_hi, x_hi, -sq_hi))
+    sq_lo = _fma(x_hi + x_hi, x_lo, _exact_fma(x_hi, x_hi, -sq_hi))
     t = _fma(_fma(_LOGK_POLYNOMIAL[0], sq_hi, _LOGK_POLYNOMIAL[1]), sq_hi, _LOGK_LAST)
     s_hi = _LN2_PAIR[0] * e  # e·ln2 (dfmul)
-    s_lo = _fma(_LN2_PAIR[1], e, _fma(_LN2_PAIR[0], e, -s_hi))
+    s_lo = _fma(_LN2_PAIR[1], e, _exact_fma(_LN2_PAIR[0], e, -s_hi))
     s_hi, s_lo = _add_pairs(s_hi, s_lo, x_hi * _F(2), x_lo * _F(2))
     # x³·(x²·t + c)
     cube_hi, cube_lo = _mul_pairs(sq_hi, sq_lo, x_hi, x_lo)
     p_hi = sq_hi * t
-    p_lo = _fma(sq_lo, t, _fma(sq_hi, t, -p_hi))
+    p_lo = _fma(sq_lo, t, _exact_fma(sq_hi, t, -p_hi))
     p_hi, p_lo = _add2_pairs(p_hi, p_lo, *_LOGK_PAIR)
     term_hi, term_lo = _mul_pairs(cube_hi, cube_lo, p_hi, p_lo)
     return _add_pairs(s_hi, s_lo, term_hi, term_lo)
@@ -200,9 +221,9 @@ def _expk(d_hi: np.ndarray, d_lo: np.ndarray) -> np.ndarray:
     for c in _EXPK_POLYNOMIAL[1:]:
         u = _fma(u, s_hi, c)
     sq_hi = s_hi * s_hi  # dfsqu
-    sq_lo = _fma(s_hi + s_hi, s_lo, _fma(s_hi, s_hi, -sq_hi))
+    sq_lo = _fma(s_hi + s_hi, s_lo, _exact_fma(s_hi, s_hi, -sq_hi))
     m_hi = sq_hi * u  # dfmul by the float u
-    m_lo = _fma(sq_lo, u, _fma(sq_hi, u, -m_hi))
+    m_lo = _fma(sq_lo, u, _exact_fma(sq_hi, u, -m_hi))
     t_hi, t_lo = _add_pairs(s_hi, s_lo, m_hi, m_lo)
     total = _F(1) + t_hi  # dfadd of 1 and a double-float
     t_lo = ((_F(1) - total) + t_hi) + t_lo
@@ -248,4 +269,4 @@ def _add2_pair_float(a_hi, a_lo, b) -> tuple[np.ndarray, np.ndarray]:
 def _mul_pairs(a_hi, a_lo, b_hi, b_lo) -> tuple[np.ndarray, np.ndarray]:
     """dfmul of two double-floats, its error terms fused."""
     hi = a_hi * b_hi
-    return hi, _fma(a_hi, b_lo, _fma(a_lo, b_hi, _fma(a_hi, b_hi, -hi)))
+    return hi, _fma(a_hi, b_lo, _fma(a_lo, b_hi, _exact_fma(a_hi, b_hi, -hi)))
