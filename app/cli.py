@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(result["stdout"])
         sys.stdout.flush()
+        sys.stderr.write(result["stderr"])  # its warnings, as Python would show them
         _report_recording_stopped(result["limits"])
     if outcome["status"] == "ok":
         return 0

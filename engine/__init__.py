@@ -84,6 +84,7 @@ from engine.printing import set_printoptions
 from engine.random import TorchGenerator as Generator
 from engine.random import default_generator
 from engine.shape import Size
+from engine.shape import broadcast_shapes_of as broadcast_shapes
 from engine.tensor import Tensor
 from engine.unsupported import mark_missing_tensor_attributes, missing_attribute
 
@@ -266,6 +267,7 @@ __all__ = [
     "Tensor",
     "arange",
     "bmm",
+    "broadcast_shapes",
     "einsum",
     "outer",
     "hstack",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from engine import numerics
@@ -20,8 +22,53 @@ class Size(tuple):
         item = super().__getitem__(key)
         return Size(item) if isinstance(key, slice) else item
 
+    # `x.shape + (1,)`, `(1,) + x.shape` and `x.shape * 2` stay a Size, as in PyTorch
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(
+                f"can only concatenate tuple (not {type(other).__name__}) to torch.Size"
+            )
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times):
+        if not hasattr(type(times), "__index__"):
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(times).__name__}'")
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
     def numel(self) -> int:
         return int(np.prod(self, dtype=np.int64))
+
+
+Size.__module__ = "torch"  # type(x.shape) prints <class 'torch.Size'>, as in PyTorch
+
+
+def broadcast_shapes_of(*shapes) -> Size:
+    """torch.broadcast_shapes: the shape that all of `shapes` (ints or sequences) broadcast to,
+    or PyTorch's error naming the first argument that does not fit the shape so far."""
+    out: list[int] = []
+    for index, shape in enumerate(shapes):
+        shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i in range(1, len(shape) + 1):
+            n = shape[-i]
+            if n == out[-i] or n == 1:
+                continue
+            if out[-i] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {n} at -{i}! Mismatching "
+                    f"argument at index {index} had {shape}; but expected shape should be "
+                    f"broadcastable to {out}"
+                )
+            out[-i] = n
+    return Size(out)
 
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -49,6 +49,13 @@ def test_run_says_nothing_of_an_unseeded_draw_and_trace_records_it(snippet):
     assert json.loads(gradtrace("trace", snippet(code)).stdout)["unseeded_random"] is True
 
 
+def test_run_shows_what_the_snippet_wrote_to_stderr(snippet):
+    code = "import warnings\nprint('out')\nwarnings.warn('careful')\n"
+    done = gradtrace("run", snippet(code))
+    assert done.returncode == 0 and done.stdout == "out\n"
+    assert "<snippet>:3: UserWarning: careful" in done.stderr
+
+
 def test_run_ends_an_uncaught_error_like_python(snippet):
     code = SEED + "d.backward()\nprint('never')\n"
     done = gradtrace("run", snippet(code))
