@@ -34,6 +34,28 @@ class Views:
     def is_contiguous(self) -> bool:
         return bool(self._array.flags.c_contiguous)
 
+    # ***** the layout in memory: strides and offsets counted in elements, as PyTorch's *****
+
+    @numpy_names
+    def stride(self, dim=None):
+        if self._array.size:
+            itemsize = self._array.itemsize
+            strides = tuple(step // itemsize for step in self._array.strides)
+        else:  # no elements: PyTorch keeps the contiguous strides of the shape
+            strides = _contiguous_strides(self._array.shape)
+        return strides if dim is None else strides[wrap_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        return (self._array.ctypes.data - _storage(self._array).ctypes.data) // self._array.itemsize
+
+    def element_size(self) -> int:
+        return self._array.itemsize
+
+    def data_ptr(self) -> int:
+        # the address of the first element: a view shares its base's, moved by its offset;
+        # PyTorch gives 0 for a tensor with no elements
+        return self._array.ctypes.data if self._array.size else 0
+
     def contiguous(self) -> Tensor:
         # a clone in row-major order (clone() itself keeps the layout, as PyTorch's does)
         return self if self.is_contiguous() else apply(fn.CloneBackward0, (self,), order="C")
@@ -285,3 +307,17 @@ def vstack(tensors) -> Tensor:
         t if t.ndim >= 2 else t.reshape(1, -1) if t.ndim == 0 else t.unsqueeze(0) for t in tensors
     ]
     return cat(tensors, dim=0)
+
+def _storage(array: np.ndarray) -> np.ndarray:
+    """The array that owns the memory a view reads (the tensor's storage in PyTorch's words)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))

@@ -332,3 +332,122 @@ for bad in (torch.randn(2, 5, 3), torch.tensor(1.0), torch.randn(2, 5, 4, dtype=
         print("RuntimeError:", err)
 """,
 )
+
+# ***** 5. broadcast_shapes, strides, storage offsets, data pointers, contiguity *****
+
+S(
+    "idioms-broadcast-shapes",
+    """
+import torch
+print(torch.broadcast_shapes((2, 1), (3,)))
+print(torch.broadcast_shapes((5, 1, 4), (3, 1), (1,)), torch.broadcast_shapes())
+print(torch.broadcast_shapes(torch.Size([2, 1]), [1, 3]), torch.broadcast_shapes(3, (2, 1)))
+print(torch.broadcast_shapes((0, 1), (1, 5)), type(torch.broadcast_shapes((1,), (2,))))
+a, b = torch.zeros(4, 1), torch.zeros(3)
+print(torch.broadcast_shapes(a.shape, b.shape) == (a + b).shape)
+for shapes in [((2,), (3,)), ((2, 3), (4, 3), (1,)), ((1, 2), (2, 1), (3, 3))]:
+    try:
+        torch.broadcast_shapes(*shapes)
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+""",
+)
+S(
+    "idioms-strides-and-contiguity",
+    """
+import torch
+x = torch.arange(24.).reshape(2, 3, 4)
+print(x.stride(), x.stride(1), x.stride(-1), x.stride(dim=0), x.storage_offset())
+views = {
+    "transpose": x.transpose(0, 2),
+    "permute": x.permute(2, 0, 1),
+    "step slice": x[:, ::2],
+    "narrow": x[..., 1:3],
+    "select": x[:, 1],
+    "unsqueeze": x.unsqueeze(1),
+    "expand": torch.ones(3, 1).expand(3, 4),
+    "expand rows": torch.ones(1, 3).expand(4, 3),
+    "view": x.view(6, 4),
+    "flip": x.flip(0),
+    "t contiguous": x[0].t().contiguous(),
+    "t times 2": x[0].t() * 2,
+    "matmul": x[0] @ x[0].t(),
+    "sum": x.sum(0),
+    "scalar": torch.tensor(1.0),
+    "empty": torch.empty(0, 3),
+}
+for name, v in views.items():
+    print(f"{name:13}", tuple(v.shape), v.stride(), v.storage_offset(), v.is_contiguous())
+try:
+    x.stride(3)
+except IndexError as err:
+    print("IndexError:", err)
+try:
+    x.transpose(0, 1).view(-1)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+print(x.transpose(0, 1).reshape(-1).is_contiguous(), x.element_size(), x.int().element_size())
+""",
+)
+S(
+    "idioms-data-ptr-shared-storage",
+    """
+import torch
+x = torch.arange(24.).reshape(2, 3, 4)
+p = x.data_ptr()
+print(type(p), x[0].data_ptr() == p, x.view(-1).data_ptr() == p, x.detach().data_ptr() == p)
+print(x[1].data_ptr() - p, x[:, 1].data_ptr() - p, x[..., 1:].data_ptr() - p)
+print(x.transpose(0, 1).data_ptr() == p, x.reshape(6, 4).data_ptr() == p)
+print(x.clone().data_ptr() == p, x.contiguous().data_ptr() == p)
+print(x.transpose(0, 1).contiguous().data_ptr() == p)
+d = torch.arange(6, dtype=torch.float64)
+print(d[2:].data_ptr() - d.data_ptr(), d.float().data_ptr() == d.data_ptr())
+print(d.to(torch.float64).data_ptr() == d.data_ptr())
+i8 = torch.arange(6, dtype=torch.int8)
+print(i8[3:].data_ptr() - i8.data_ptr(), torch.empty(0).data_ptr())
+y = torch.zeros(3)
+q = y.data_ptr()
+y += 1
+y.add_(1)
+y[0] = 5
+print(y.data_ptr() == q, y)
+""",
+)
+
+# ***** 6. torch.Size arithmetic *****
+
+S(
+    "idioms-size-arithmetic",
+    """
+import torch
+s = torch.zeros(2, 3).shape
+for name, value in [
+    ("s + (4,)", s + (4,)),
+    ("(1,) + s", (1,) + s),
+    ("s + s", s + s),
+    ("s * 2", s * 2),
+    ("2 * s", 2 * s),
+    ("s * 0", s * 0),
+    ("s[1:]", s[1:]),
+    ("s[::-1]", s[::-1]),
+    ("s[0]", s[0]),
+    ("s[-1]", s[-1]),
+]:
+    print(name, type(value).__name__, value)
+u = s
+u += (7,)
+v = s
+v *= 2
+print(u, v, s, type(s))
+print(s == (2, 3), s == [2, 3], hash(s) == hash((2, 3)), s.numel(), len(s), 3 in s)
+print(torch.Size([]), torch.Size([5]), torch.Size(), torch.Size((1, 2)), [s, s[1:]])
+print(torch.zeros(s + (1,)).shape, torch.zeros(6).view(*s, 1).shape, tuple(reversed(s)))
+batch, *rest = torch.zeros(4, 3, 2).shape
+print(batch, rest, torch.zeros(4, 3, 2).shape[:-1] + (5,))
+for bad in (lambda: s + [4], lambda: s + 1, lambda: s * 1.5, lambda: s[5]):
+    try:
+        bad()
+    except (TypeError, IndexError) as err:
+        print(type(err).__name__ + ":", err)
+""",
+)
