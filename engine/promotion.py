@@ -42,6 +42,17 @@ def check_number(value, op: str) -> None:
         )
 
 
+def result_dtype(a: Tensor, other) -> dtypes.dtype:
+    """The dtype `a <op> other` computes in, `other` a tensor, a list or a number."""
+    if isinstance(other, list | tuple | np.ndarray):
+        other = tensor(other)
+    if isinstance(other, Tensor):
+        return dtypes.result_type([(a.dtype, a.ndim), (other.dtype, other.ndim)], [])
+    if not isinstance(other, Number | np.number | np.bool_):
+        return a.dtype  # not an operand at all: the op's own check says so
+    return dtypes.result_type([(a.dtype, a.ndim)], [other])
+
+
 def binary(node_cls, a: Tensor, b, floating: bool = False, **kwargs):
     """An elementwise op on two operands, after PyTorch's type promotion and broadcasting."""
     if isinstance(b, Tensor):

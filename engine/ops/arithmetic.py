@@ -7,8 +7,8 @@ import numpy as np
 from engine import functions as fn
 from engine.grad_mode import state as grad_state
 from engine.ops.linalg import dot, matmul, mm, mv
-from engine.ops.scalars import checked, wrapped
-from engine.promotion import binary, cast_scalar, check_number
+from engine.ops.scalars import check_alpha, checked, wrapped
+from engine.promotion import binary, cast_scalar, check_number, result_dtype
 from engine.record import apply
 from engine.saved import remember_written
 from engine.tensor import Tensor, tensor_methods
@@ -26,6 +26,7 @@ class Arithmetic:
 
     def add(self, other, *, alpha=1):
         checked(self._array, alpha)
+        check_alpha(result_dtype(self, other).np, alpha)
         return binary(fn.AddBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __sub__(self, other):
@@ -35,6 +36,7 @@ class Arithmetic:
     def sub(self, other, *, alpha=1):
         refuse_bool_subtraction(self, other)
         checked(self._array, alpha)
+        check_alpha(result_dtype(self, other).np, alpha)
         return binary(fn.SubBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __rsub__(self, other):

@@ -6,8 +6,8 @@ from engine import dtypes
 from engine import functions as fn
 from engine.creation import tensor
 from engine.ops.arithmetic import refuse_bool_subtraction
-from engine.ops.scalars import checked, wrapped
-from engine.promotion import check_number, raw
+from engine.ops.scalars import check_alpha, checked, wrapped
+from engine.promotion import check_number, raw, result_dtype
 from engine.record import apply_inplace
 from engine.shape import broadcast_shapes
 from engine.tensor import Tensor, tensor_methods
@@ -18,10 +18,12 @@ class InPlace:
     """Trailing-underscore methods, and the augmented operators (+=, ...) that call them."""
 
     def add_(self, other, *, alpha=1):
+        check_alpha(result_dtype(self, other).np, alpha)
         return inplace(fn.AddBackward0, self, other, alpha=checked(self._array, alpha))
 
     def sub_(self, other, *, alpha=1):
         refuse_bool_subtraction(self, other)
+        check_alpha(result_dtype(self, other).np, alpha)
         return inplace(fn.SubBackward0, self, other, alpha=checked(self._array, alpha))
 
     def mul_(self, other):
@@ -62,6 +64,8 @@ def inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
             "result type Float can't be cast to the desired output type "
             + dtypes.type_word(target.dtype)
         )
+    if node_cls in _ARITHMETIC:
+        _check_castable(target, other)
     if isinstance(other, Tensor):
         broadcast_shapes(target._array.shape, other._array.shape)
         arrays = (target._array, other._array.astype(target._array.dtype, copy=False))
@@ -72,3 +76,16 @@ def inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
         arrays = (target._array,)
     inputs = (target, other) if operands else (target,)
     return apply_inplace(node_cls, target, inputs, arrays, **kwargs)
+
+
+_ARITHMETIC = (fn.AddBackward0, fn.SubBackward0, fn.MulBackward0)
+
+
+def _check_castable(target: Tensor, other) -> None:
+    """`int_tensor *= 0.5` computes in float, which an in-place op cannot write back."""
+    result = result_dtype(target, other)
+    if result.category > target.dtype.category:
+        raise RuntimeError(
+            f"result type {dtypes.type_word(result)} can't be cast to the desired output type "
+            + dtypes.type_word(target.dtype)
+        )

@@ -40,3 +40,15 @@ def checked(array: np.ndarray, value):
                 f"value cannot be converted to type {_C_NAMES[array.dtype.name]} without overflow"
             )
     return wrapped(array, value)
+
+
+def check_alpha(result: np.dtype, alpha) -> None:
+    """add's and sub's alpha as ATen's alpha_check takes it: a bool only for bool results, a
+    float only for floating ones (the result's dtype is the operands' promoted one)."""
+    if isinstance(alpha, bool | np.bool_):
+        if result.kind != "b":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif result.kind not in "fc" and not isinstance(alpha, int | np.integer):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
