@@ -322,6 +322,13 @@ def _floating_kernel(input: Tensor, kernel: str) -> None:
         )
 
 
+def _floating_array(array: np.ndarray, kernel: str) -> None:
+    # a loss whose operands promote to an integer dtype reaches a kernel built for floats only
+    if array.dtype.kind != "f":
+        word = dtypes.type_word(dtypes.from_numpy(array.dtype))
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{word}'")
+
+
 def _in_place(node_cls, input: Tensor, **kwargs) -> Tensor:
     return apply_inplace(node_cls, input, (input,), (input._array,), **kwargs)
 
@@ -620,9 +627,9 @@ def mse_loss(
     if weight is not None:
         return _weighted((input - target) ** 2, weight, input, reduction)
     _reduction(reduction)
-    return apply(
-        fn.MseLossBackward0, (input, target), arrays=_promoted(input, target), reduction=reduction
-    )
+    arrays = _promoted(input, target)
+    _floating_array(arrays[0], "mse_cpu")
+    return apply(fn.MseLossBackward0, (input, target), arrays=arrays, reduction=reduction)
 
 
 def l1_loss(
@@ -673,10 +680,12 @@ def smooth_l1_loss(
         return l1_loss(input, target, reduction=reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    arrays = _promoted(input, target)
+    _floating_array(arrays[0], "smooth_l1_cpu")
     return apply(
         fn.SmoothL1LossBackward0,
         (input, target),
-        arrays=_promoted(input, target),
+        arrays=arrays,
         beta=beta,
         reduction=reduction,
     )
@@ -696,6 +705,7 @@ def huber_loss(
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     arrays = _promoted(input, target)
+    _floating_array(arrays[0], "huber_cpu")
     if weight is not None:
         if weight.shape != input.shape:
             raise ValueError("Weights and input must have the same size.")
@@ -740,6 +750,7 @@ def binary_cross_entropy(
                 f"Found dtype {dtypes.type_word(other.dtype)} but expected "
                 f"{dtypes.type_word(input.dtype)}"
             )
+    _floating_kernel(input, "binary_cross_entropy")
     _check_probabilities(input._array, target._array)
     return apply(
         fn.BinaryCrossEntropyBackward0, (input, target), weight=raw(weight), reduction=reduction
@@ -772,6 +783,7 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.shape!r}) must be the same as input size ({input.shape!r})"
         )
+    _floating_kernel(input, "log_sigmoid_cpu")  # its first step is log_sigmoid(input)
     a, t = _promoted(input, target)
     if not target.is_floating_point():
         # PyTorch computes (1 - target) in place in the target's dtype, which cannot hold it
@@ -824,6 +836,7 @@ def nll_loss(
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {dtypes.type_word(target.dtype)}"
         )
+    _floating_kernel(input, "nll_loss_out_frame")
     if weight is not None and weight.dtype is not input.dtype:
         raise RuntimeError(
             f"expected scalar type {dtypes.type_word(input.dtype)} but found "

@@ -192,11 +192,13 @@ class Pointwise:
     @numpy_names
     def softmax(self, dim):
         dim = wrap_dim(dim, self.ndim)
+        _floating_softmax(self, dim, "softmax")
         return apply(fn.SoftmaxBackward0, (self,), arrays=floating(self), dim=dim)
 
     @numpy_names
     def log_softmax(self, dim):
         dim = wrap_dim(dim, self.ndim)
+        _floating_softmax(self, dim, "log_softmax")
         return apply(fn.LogSoftmaxBackward0, (self,), arrays=floating(self), dim=dim)
 
     def clone(self):
@@ -375,6 +377,16 @@ ADDCDIV_INTEGER_MESSAGE = (
 
 
 # ***** questions about dtypes (torch.result_type, promote_types, can_cast) *****
+
+
+def _floating_softmax(t: Tensor, dim: int, name: str) -> None:
+    """PyTorch builds softmax's kernels (one for the last dim, one for the others) for floating
+    dtypes only: an integer input is refused, not cast."""
+    if t._array.dtype.kind != "f":
+        kernel = (
+            f"{name}_lastdim_kernel_impl" if dim == max(t.ndim - 1, 0) else f"{name}_kernel_impl"
+        )
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtypes.type_word(t.dtype)}'")
 
 
 def result_type(tensor, other) -> dtypes.dtype:
