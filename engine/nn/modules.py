@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from engine import devices, dtypes, tracing
 from engine import random as rng
 from engine.grad_mode import no_grad
+from engine.graph import RemovableHandle
 from engine.nn import functional as F
 from engine.record import bump
 from engine.tensor import Tensor
@@ -47,13 +48,14 @@ class Parameter(Tensor):
 
 
 def typename(value) -> str:
-    """How PyTorch's messages name a value's type: torch.FloatTensor, int, mymodule.Net."""
+    """How PyTorch's messages name a value (torch.typename): torch.FloatTensor, int,
+    torch.nn.modules.linear.Linear, __main__.Net, and a class, function or module by its name."""
     if isinstance(value, Tensor):
         return value.type()
-    cls = type(value)
-    return (
-        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    )
+    module = getattr(value, "__module__", None)
+    prefix = "" if module in (None, "builtins", "__builtin__") else f"{module}."
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    return prefix + (name or type(value).__name__)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -73,6 +75,14 @@ def _indent(text: str, spaces: int) -> str:
     """Indent every line but the first (a child's repr inside its parent's)."""
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
+
+
+def _backward_hooks_refused(name: str) -> UnsupportedByGradtrace:
+    # PyTorch wraps a module's inputs and outputs in BackwardHookFunction nodes for these
+    return UnsupportedByGradtrace(
+        f"Module.{name} is not supported by gradtrace's engine: register a hook on the "
+        "output tensor instead (output.register_hook(hook) sees the gradient of the output)"
+    )
 
 
 class Module:
@@ -234,14 +244,71 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         tracer = tracing.current
+        run = self._hooked if "_forward_hooks" in self.__dict__ else self.forward
         if tracer is None:
-            return self.forward(*args, **kwargs)
+            return run(*args, **kwargs)
         # the trace says which call each event happened in; the call ends even if forward fails
         tracer.enter_module(self)
         try:
-            return self.forward(*args, **kwargs)
+            return run(*args, **kwargs)
         finally:
             tracer.exit_module(self)
+
+    def _hooked(self, *args, **kwargs):
+        """forward between its hooks, as Module._call_impl runs them: each pre-hook may replace
+        the arguments, each hook the result."""
+        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
+            if with_kwargs:
+                replaced = hook(self, args, kwargs)
+                if replaced is not None:
+                    if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {replaced}."
+                        )
+                    args, kwargs = replaced
+            else:
+                replaced = hook(self, args)
+                if replaced is not None:
+                    args = replaced if isinstance(replaced, tuple) else (replaced,)
+        result = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(self._forward_hooks.values()):
+            replaced = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+            if replaced is not None:
+                result = replaced
+        return result
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) runs before each forward; what it returns (not None) becomes the
+        arguments. With with_kwargs=True: hook(module, args, kwargs) -> None or (args, kwargs)."""
+        return self._add_forward_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) runs after each forward; what it returns (not None)
+        becomes the output. With with_kwargs=True: hook(module, args, kwargs, output)."""
+        return self._add_forward_hook("_forward_hooks", hook, prepend, with_kwargs)
+
+    def _add_forward_hook(self, table: str, hook, prepend: bool, with_kwargs: bool):
+        # made on the first registration, so a module without hooks calls forward directly
+        if "_forward_hooks" not in self.__dict__:
+            object.__setattr__(self, "_forward_pre_hooks", {})
+            object.__setattr__(self, "_forward_hooks", {})
+        hooks = self.__dict__[table]
+        handle = RemovableHandle.add(hooks, (hook, with_kwargs))
+        if prepend:
+            entries = list(hooks.items())
+            hooks.clear()
+            hooks.update(entries[-1:] + entries[:-1])
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        raise _backward_hooks_refused("register_full_backward_hook")
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        raise _backward_hooks_refused("register_full_backward_pre_hook")
+
+    def register_backward_hook(self, hook):
+        raise _backward_hooks_refused("register_backward_hook")
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
