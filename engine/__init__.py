@@ -78,8 +78,9 @@ from engine.legacy import (
     ShortTensor,
 )
 from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer
+from engine.ops.out import with_out
 from engine.ops.pointwise import can_cast, promote_types, result_type
-from engine.ops.views import hstack, vstack
+from engine.ops.views import broadcast_tensors, hstack, vstack
 from engine.printing import set_printoptions
 from engine.random import TorchGenerator as Generator
 from engine.random import default_generator
@@ -251,6 +252,10 @@ for _name in _METHODS:
 del _name
 globals().update(ops.reductions.FUNCTIONS)  # torch.sort, max, ... parse their own signatures
 globals().update(ops.pointwise.FUNCTIONS)  # torch.maximum, fmax, ...: two tensors
+# the "Tensors" tutorial's torch.matmul(a, b, out=c): out= on the arithmetic and products
+for _name in ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "mv"):
+    globals()[_name] = with_out(globals()[_name])
+del _name
 
 
 def get_default_dtype() -> dtype:
@@ -268,6 +273,7 @@ __all__ = [
     "arange",
     "bmm",
     "broadcast_shapes",
+    "broadcast_tensors",
     "einsum",
     "outer",
     "hstack",

@@ -13,7 +13,14 @@ from engine import functions as fn
 from engine.creation import cat
 from engine.numpy_names import numpy_names
 from engine.record import apply
-from engine.shape import expanded_shape, infer_shape, parse_shape, viewable, wrap_dim
+from engine.shape import (
+    broadcast_shapes,
+    expanded_shape,
+    infer_shape,
+    parse_shape,
+    viewable,
+    wrap_dim,
+)
 from engine.tensor import Tensor, tensor_methods
 
 
@@ -307,6 +314,22 @@ def vstack(tensors) -> Tensor:
         t if t.ndim >= 2 else t.reshape(1, -1) if t.ndim == 0 else t.unsqueeze(0) for t in tensors
     ]
     return cat(tensors, dim=0)
+
+
+# ***** torch.broadcast_tensors: each operand expanded to the shape they broadcast to *****
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """A tensor already of the common shape comes back itself; the others as expanded views."""
+    shape = ()
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+        shape = broadcast_shapes(shape, t._array.shape)
+    return tuple(t if t._array.shape == shape else t.expand(shape) for t in tensors)
+
 
 def _storage(array: np.ndarray) -> np.ndarray:
     """The array that owns the memory a view reads (the tensor's storage in PyTorch's words)."""
