@@ -464,7 +464,7 @@ class ReciprocalBackward0(Node):
 
     def backward(self, grad):
         (result,) = self.saved_values()
-        return (-grad * result * result,)
+        return (-grad * (result * result),)  # PyTorch squares the result first
 
     def backward_graph(self, grad):
         result = _linked(self)["result"]
@@ -1744,7 +1744,8 @@ def _var_backward(grad, a, dims, correction, keepdim):
     dof = degrees_of_freedom(a.shape, dims, correction)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.asarray(2.0 / dof if dof else np.inf, a.dtype)
-        return scale * grad * (a - a.mean(axis=axis, keepdims=True, dtype=a.dtype))
+        # the mean as torch.mean adds it up (numpy's pairwise mean differs in the last bit)
+        return scale * grad * (a - numerics.mean_like_torch(a, axis, keepdims=True))
 
 
 def _var_backward_graph(grad, a, node):
@@ -1808,7 +1809,7 @@ class LinalgVectorNormBackward0(Node):
             if p == 1:
                 out = sign(a) * grad
             elif p == 2:
-                out = a * np.where(norm == 0, 0, grad / norm)
+                out = grad * np.where(norm == 0, 0, a / norm)  # norm_backward's order
             elif math.isinf(p):
                 # every element whose size is the norm shares the gradient evenly
                 hits = (np.abs(a) == norm) | np.isnan(a)
@@ -1858,17 +1859,26 @@ def vector_norm(a, ord, dims, keepdim):
         return ((size**power).sum(axis=axis, keepdims=keepdim, dtype=a.dtype)) ** (1 / power)
 
 
+def _scan(function, a: np.ndarray, axis: int) -> np.ndarray:
+    """np.cumsum or np.cumprod as cpu_cum_base_kernel runs them: the running value in the
+    dtype's acc_type (double for float, float for half), each step rounded to the dtype."""
+    wide = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}.get(a.dtype)
+    if wide is None:
+        return function(a, axis=axis, dtype=_sum_dtype(a))
+    return function(a.astype(wide), axis=axis).astype(a.dtype)
+
+
 class CumsumBackward0(Node):
     formula = "grad_self = grad summed from the end back to each position (a reversed cumsum)"
 
     def forward(self, a, dim):
         self.dim = dim
-        return np.cumsum(a, axis=dim, dtype=_sum_dtype(a)) if a.ndim else a.astype(_sum_dtype(a))
+        return _scan(np.cumsum, a, dim) if a.ndim else a.astype(_sum_dtype(a))
 
     def backward(self, grad):
         if grad.ndim == 0:
             return (grad,)
-        return (np.flip(np.cumsum(np.flip(grad, self.dim), axis=self.dim), self.dim),)
+        return (np.flip(_scan(np.cumsum, np.flip(grad, self.dim), self.dim), self.dim),)
 
     def backward_graph(self, grad):
         if grad.ndim == 0:
@@ -1884,7 +1894,7 @@ class CumprodBackward0(Node):
     def forward(self, a, dim):
         self.dim = dim
         self.save(0, "result")
-        return np.cumprod(a, axis=dim, dtype=_sum_dtype(a)) if a.ndim else a.astype(_sum_dtype(a))
+        return _scan(np.cumprod, a, dim) if a.ndim else a.astype(_sum_dtype(a))
 
     def backward(self, grad):
         a, result = self.saved_values()
@@ -1894,7 +1904,7 @@ class CumprodBackward0(Node):
             # PyTorch's way without zeros: sum(grad * result) from the end back, over self
             w = np.flip(grad * result, self.dim)
             with np.errstate(divide="ignore", invalid="ignore"):
-                return (np.flip(np.cumsum(w, axis=self.dim), self.dim) / a,)
+                return (np.flip(_scan(np.cumsum, w, self.dim), self.dim) / a,)
         # out[j] = a[0] ... a[j]: d out[j] / d a[i] = (product before i) * (a[i+1] ... a[j]),
         # multiplied out rather than divided, so zeros in the input are handled exactly
         a, grad = np.moveaxis(a, self.dim, -1), np.moveaxis(grad, self.dim, -1)
@@ -1923,7 +1933,8 @@ class LogsumexpBackward0(Node):
     def backward(self, grad):
         a, result = self.saved_values()
         grad, result = _keep(grad, self.dims, self.keepdim), _keep(result, self.dims, self.keepdim)
-        return (grad * np.exp(a - result),)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (grad * _exp(a - result),)
 
     def backward_graph(self, grad):
         saved = _linked(self)
@@ -1940,9 +1951,21 @@ def logsumexp(a, dims, keepdim):
         return np.log(np.exp(a).sum(axis=dims, keepdims=keepdim))
     top = a.max(axis=dims, keepdims=True)
     top = np.where(np.isinf(top), 0, top)  # all -inf (or an inf) must not turn into nan
-    with np.errstate(divide="ignore"):
-        total = np.log(np.exp(a - top).sum(axis=dims, keepdims=True)) + top
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if a.dtype.kind != "f":
+            total = np.log(np.exp(a - top).sum(axis=dims, keepdims=True)) + top
+        else:  # ReduceOps.cpp: exp_ and log_ (VML's), torch's own sum
+            exps = _exp(a - top)
+            total = _log(numerics.sum_like_torch(exps, dims, keepdims=True)) + top
     return total if keepdim else total.squeeze(dims)
+
+
+def _exp(a: np.ndarray) -> np.ndarray:
+    return numerics.unary_like_torch(np.exp, a) if a.dtype.kind == "f" else np.exp(a)
+
+
+def _log(a: np.ndarray) -> np.ndarray:
+    return numerics.unary_like_torch(np.log, a)
 
 
 class TopkBackward0(Node):
@@ -2498,7 +2521,8 @@ class RsqrtBackward0(_OfResult):
     def backward(self, grad):
         (result,) = self.saved_values()
         with np.errstate(over="ignore", invalid="ignore"):
-            return ((-0.5 * grad) * result**3,)  # in PyTorch's order, so tiny values round alike
+            # in PyTorch's order, so tiny values round alike; pow(3) multiplies out (Pow.cpp)
+            return ((-0.5 * grad) * (result * result * result),)
 
     def backward_graph(self, grad):
         return (_scaled(grad, -0.5) * _linked(self)["result"] ** 3,)
@@ -2522,6 +2546,11 @@ class Exp2Backward0(_OfResult):
 
     def derivative(self, result):
         return result * result.dtype.type(math.log(2.0))
+
+    def backward(self, grad):
+        (result,) = self.saved_values()
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (grad * result * result.dtype.type(math.log(2.0)),)  # PyTorch's order
 
     def backward_graph(self, grad):
         return (_scaled(grad * _linked(self)["result"], math.log(2.0)),)
@@ -2568,6 +2597,11 @@ class AtanBackward0(_OfSelf):
 
     def derivative(self, a):
         return 1 / (1 + a * a)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (grad / (a * a + 1),)  # one division, as PyTorch's
 
     def backward_graph(self, grad):
         a = _linked(self)[0]
@@ -2622,6 +2656,11 @@ class AtanhBackward0(_OfSelf):
     def derivative(self, a):
         return 1 / (1 - a * a)
 
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / (1 - a * a),)  # one division, as PyTorch's
+
     def backward_graph(self, grad):
         return (_scaled(grad, 1) / _one_minus(_linked(self)[0] ** 2),)
 
@@ -2661,6 +2700,11 @@ class Log2Backward0(_OfSelf):
     def derivative(self, a):
         return 1 / (a * a.dtype.type(math.log(2.0)))
 
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / (a * a.dtype.type(math.log(2.0))),)  # one division, as PyTorch's
+
     def backward_graph(self, grad):
         return (grad / _scaled(_linked(self)[0], math.log(2.0)),)
 
@@ -2672,6 +2716,11 @@ class Log10Backward0(_OfSelf):
     def derivative(self, a):
         return 1 / (a * a.dtype.type(math.log(10.0)))
 
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / (a * a.dtype.type(math.log(10.0))),)
+
     def backward_graph(self, grad):
         return (grad / _scaled(_linked(self)[0], math.log(10.0)),)
 
@@ -2682,6 +2731,11 @@ class Log1PBackward0(_OfSelf):
 
     def derivative(self, a):
         return 1 / (a + 1)
+
+    def backward(self, grad):
+        (a,) = self.saved_values()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / (a + 1),)  # one division, as PyTorch's
 
     def backward_graph(self, grad):
         return (grad / _apply(AddBackward1, (_linked(self)[0],), other=1),)
