@@ -78,6 +78,7 @@ from engine.legacy import (
     ShortTensor,
 )
 from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer
+from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer, vdot
 from engine.ops.out import with_out
 from engine.ops.pointwise import can_cast, promote_types, result_type
 from engine.ops.views import broadcast_tensors, hstack, vstack
@@ -283,6 +284,7 @@ __all__ = [
     "can_cast",
     "cat",
     "dot",
+    "vdot",
     "double",
     "dtype",
     "empty",

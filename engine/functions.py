@@ -1025,6 +1025,12 @@ class DotBackward0(MmBackward0):
         )
 
 
+class VdotBackward0(DotBackward0):
+    """torch.vdot: dot with its first vector conjugated, so for real vectors dot itself."""
+
+    formula = "grad_self = grad * other; grad_other = grad * self"
+
+
 class AddmmBackward0(Node):
     """bias + input @ weightᵀ, as nn.Linear records it."""
 
@@ -2943,9 +2949,12 @@ class AddcdivBackward0(Node):
 
 
 def reduce_loss(loss, reduction):
-    if reduction == "mean":
-        return loss.mean(dtype=loss.dtype)
-    return loss.sum(dtype=loss.dtype) if reduction == "sum" else loss
+    """apply_loss_reduction: torch's own mean or sum of the elementwise losses."""
+    if reduction == "none":
+        return loss
+    if loss.dtype.kind != "f":
+        return loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype)
+    return numerics.mean_like_torch(loss) if reduction == "mean" else numerics.sum_like_torch(loss)
 
 
 def spread_loss_grad(grad, reduction, shape):

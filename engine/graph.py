@@ -22,6 +22,11 @@ INFERENCE_SAVED_MESSAGE = (
     "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
     "`torch.inference_mode()`."
 )
+INFERENCE_INPLACE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
 ANOMALY_HINT = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
@@ -43,6 +48,12 @@ class Version:
     def __init__(self) -> None:
         self.value = 0
         self.inference = inference_state.enabled
+
+
+def check_writable(counter: Version) -> None:
+    """A tensor made in inference mode (or a view of one) is written only inside it."""
+    if counter.inference and not inference_state.enabled:
+        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
 
 
 class SavedTensor:

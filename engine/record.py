@@ -15,7 +15,7 @@ import numpy as np
 
 from engine import tracing
 from engine.grad_mode import state as grad_state
-from engine.graph import AccumulateGrad, Node, SavedTensor
+from engine.graph import AccumulateGrad, Node, SavedTensor, check_writable
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -195,6 +195,7 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         ) from None
+    check_writable(target._version_counter)  # as PyTorch: refused once written, at the bump
     target._version_counter.value += 1
     if recording:
         edges = [edge(t) for t in inputs]
@@ -333,6 +334,7 @@ def rewritten(t: Tensor, op: str) -> None:
 def bump(t: Tensor, op: str, node, reads: tuple | None = None) -> None:
     """A change to t's values made without a node of its own (optimizer.step, zero_grad);
     `reads` are the tensors the new values were made from (t itself, unless said)."""
+    check_writable(t._version_counter)  # the values are written already, as in PyTorch
     t._version_counter.value += 1
     if tracing.current is not None:
         tracing.current.on_inplace(t, node, reads or (t,), False, op=op)

@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from engine import devices, dtypes, tracing
+from engine.grad_mode import inference_state
 from engine.graph import Version
 from engine.numpy_names import numpy_names
 from engine.printing import tensor_repr
@@ -142,11 +143,18 @@ class Tensor:
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
+        if flag and self._version_counter.inference and not inference_state.enabled:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and not self.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self.grad_fn is not None:
+            return self  # a result in the graph requires grad already: PyTorch lets it be
         self.requires_grad = requires_grad
         return self
 

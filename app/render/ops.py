@@ -826,6 +826,12 @@ OPS: dict[str, Op] = {
         why="each vector's gradient is the incoming gradient times the other vector",
         sends=("{g}·{1}", "{g}·{0}"),
     ),
+    "VdotBackward0": Op(
+        symbol="vdot",
+        does="takes the dot product of {0} and {1} (conjugating {0}, a no-op on real numbers)",
+        why="each vector's gradient is the incoming gradient times the other vector",
+        sends=("{g}·{1}", "{g}·{0}"),
+    ),
     "AddmmBackward0": Op(
         symbol="addmm",
         does="computes {0} + {1} @ {2}, the heart of nn.Linear",

@@ -27,6 +27,9 @@ class MatrixProducts:
     def outer(self, vec2):
         return outer(self, vec2)
 
+    def vdot(self, other):
+        return vdot(self, other)
+
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
@@ -166,19 +169,41 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
             f"size mismatch, got input ({a.shape[0] if a.ndim else 0}), mat "
             f"({'x'.join(str(n) for n in a.shape)}), vec ({v.shape[0] if v.ndim else 0})"
         )
+    if a._array.dtype != v._array.dtype:
+        # mv runs as addmv into a result of the vector's dtype, which its message names first
+        words = [dtypes.type_word(t.dtype) for t in (v, a, v)]
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {words[0]}, {words[1]}, "
+            f"and {words[2]}"
+        )
     return apply(fn.MvBackward0, (a, v), arrays=_matrix_operands(a, v))
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
+    return apply(fn.DotBackward0, (a, b), arrays=_vector_operands(a, b))
+
+
+def vdot(a: Tensor, b: Tensor) -> Tensor:
+    """The dot product conjugating a: for real tensors dot's numbers, under its own node."""
+    return apply(fn.VdotBackward0, (a, b), arrays=_vector_operands(a, b))
+
+
+def _vector_operands(a: Tensor, b: Tensor) -> tuple:
+    """dot's and vdot's checks, in PyTorch's order: 1-d, one dtype, one length."""
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a._array.dtype != b._array.dtype:
+        raise RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{dtypes.type_word(a.dtype)} and {dtypes.type_word(b.dtype)}"
+        )
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(
             "inconsistent tensor size, expected tensor "
             f"[{a.shape[0]}] and src [{b.shape[0]}] to have the same number of elements, but got "
             f"{a.shape[0]} and {b.shape[0]} elements respectively"
         )
-    return apply(fn.DotBackward0, (a, b), arrays=_matrix_operands(a, b))
+    return a._array, b._array
 
 
 # ***** einsum, the way PyTorch computes it: align, then multiply pairs with bmm *****

@@ -349,6 +349,9 @@ def test_matmul(case, data):
     if named is not None:
         check_gradients(lambda x, y: getattr(x, named)(y), a, b)
         check_gradients(lambda x, y: getattr(torch, named)(x, y), a, b)
+    if case == "dot":  # vdot: dot with the first vector conjugated, a no-op for real numbers
+        check_gradients(lambda x, y: torch.vdot(x, y), a, b)
+        check_gradients(lambda x, y: x.vdot(y), a, b, requires=(False, True))
 
 
 # ***** shapes and views *****

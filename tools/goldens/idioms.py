@@ -451,3 +451,116 @@ for bad in (lambda: s + [4], lambda: s + 1, lambda: s * 1.5, lambda: s[5]):
         print(type(err).__name__ + ":", err)
 """,
 )
+
+# ***** 7. errors (and no-errors) around requires_grad_, inference tensors and dot *****
+
+S(
+    "idioms-requires-grad-on-results",
+    """
+import torch
+x = torch.ones(3, requires_grad=True)
+y = x * 2
+print(y.requires_grad_(True).grad_fn.name(), y.requires_grad_() is y, y.is_leaf)
+attempts = [
+    ("requires_grad_(False)", lambda: y.requires_grad_(False)),
+    ("requires_grad = False", lambda: setattr(y, "requires_grad", False)),
+    ("requires_grad = True", lambda: setattr(y, "requires_grad", True)),
+    ("long requires_grad_", lambda: torch.ones(3, dtype=torch.long).requires_grad_()),
+]
+for name, attempt in attempts:
+    try:
+        attempt()
+    except RuntimeError as err:
+        print(name, "RuntimeError:", err)
+z = torch.ones(3) * 2
+print(z.requires_grad_(True).is_leaf, z.requires_grad)
+y.sum().backward()
+print(x.grad)
+""",
+)
+S(
+    "idioms-inference-tensor-writes",
+    """
+import torch
+with torch.inference_mode():
+    inf = torch.ones(3)
+    doubled = inf * 2
+print(inf.is_inference(), doubled.is_inference(), torch.is_inference_mode_enabled())
+writes = {
+    "add_": lambda: inf.add_(1),
+    "+=": lambda: inf.__iadd__(1),
+    "setitem": lambda: inf.__setitem__(0, 5.0),
+    "zero_": lambda: inf.zero_(),
+    "copy_": lambda: inf.copy_(torch.full((3,), 7.0)),
+    "fill_": lambda: inf.fill_(3),
+    "uniform_": lambda: inf.uniform_(),
+    "view add_": lambda: inf.view(3).add_(1),
+    "requires_grad_": lambda: inf.requires_grad_(),
+}
+for name, write in writes.items():
+    try:
+        write()
+        print(name, "ok")
+    except RuntimeError as err:
+        print(name, "RuntimeError:", err)
+with torch.no_grad():
+    try:
+        doubled.mul_(2)
+    except RuntimeError as err:
+        print("under no_grad:", err)
+print(inf)
+safe = inf.clone()
+safe.add_(1)
+print(safe, safe.is_inference(), inf + 1)
+with torch.inference_mode():
+    inf.add_(1)
+print(inf)
+w = torch.ones(3, requires_grad=True)
+try:
+    (inf * w).sum()
+except RuntimeError as err:
+    print("RuntimeError:", err)
+""",
+)
+S(
+    "idioms-dot-vdot-dtype-errors",
+    """
+import torch
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+b = torch.tensor([3.0, 4.0], requires_grad=True)
+v = torch.vdot(a, b)
+print(v, a.dot(b), a.vdot(b.detach() * 2))
+v.backward()
+print(a.grad, b.grad)
+print(torch.vdot(torch.tensor([1, 2]), torch.tensor([3, 4])))
+f64 = torch.tensor([1.0, 2.0], dtype=torch.float64)
+m = torch.ones(2, 2)
+calls = {
+    "dot": lambda: torch.dot(a, f64),
+    "dot swapped": lambda: torch.dot(f64, a),
+    "dot long": lambda: torch.dot(a, torch.tensor([1, 2])),
+    "Tensor.dot": lambda: a.dot(f64),
+    "vdot": lambda: torch.vdot(a, f64),
+    "Tensor.vdot": lambda: a.vdot(f64),
+    "dot sizes": lambda: torch.dot(a, torch.ones(3)),
+    "dot 2d": lambda: torch.dot(m, a),
+    "vdot 0d": lambda: torch.vdot(torch.tensor(1.0), torch.tensor(1.0)),
+    "dot dtype and size": lambda: torch.dot(a, torch.ones(3, dtype=torch.float64)),
+    "mv": lambda: torch.mv(m, f64),
+    "mv swapped": lambda: torch.mv(m.double(), a),
+    "mv long": lambda: torch.mv(m.long(), a),
+    "mv size": lambda: torch.mv(m, torch.ones(3, dtype=torch.float64)),
+    "mm": lambda: torch.mm(m, m.double()),
+    "matmul 2d @ 1d": lambda: m @ f64,
+    "matmul 1d @ 1d": lambda: a @ f64,
+    "matmul 1d @ 2d": lambda: a @ m.double(),
+    "matmul 3d @ 1d": lambda: torch.ones(2, 2, 2) @ f64,
+    "bmm": lambda: torch.bmm(m[None], m[None].double()),
+}
+for name, call in calls.items():
+    try:
+        call()
+    except RuntimeError as err:
+        print(f"{name}:", err)
+""",
+)
