@@ -3022,3 +3022,18 @@ for name, (f, a) in cases.items():
     print(name, out.flatten()[:3].tolist(), t.grad.flatten().tolist())
 """,
 )
+S(
+    "judge-fix-loss-means",
+    """
+import torch
+import torch.nn.functional as F
+
+g = torch.Generator().manual_seed(5)
+for n in (7, 40, 160):
+    x = torch.randn(n, generator=g)
+    y = torch.randn(n, generator=g)
+    print(n, F.smooth_l1_loss(x, y).item(), F.huber_loss(x, y, delta=0.5).item())
+    print(F.soft_margin_loss(x, (y > 0).float() * 2 - 1).item())
+    print(F.smooth_l1_loss(x, y, reduction="sum").item())
+""",
+)
