@@ -77,7 +77,6 @@ from engine.legacy import (
     LongTensor,
     ShortTensor,
 )
-from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer
 from engine.ops.linalg import bmm, dot, einsum, matmul, mm, mv, outer, vdot
 from engine.ops.out import with_out
 from engine.ops.pointwise import can_cast, promote_types, result_type
