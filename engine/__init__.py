@@ -385,3 +385,9 @@ _SUPPORTED = sorted(__all__)
 
 def __getattr__(name: str):
     raise missing_attribute("torch", name, _SUPPORTED)
+
+
+# Last, once every module is in: what type() and repr() print is PyTorch's (torch_names.py)
+from engine import snippet, torch_modules, torch_names  # noqa: E402
+
+torch_names.name_all(torch_modules.engine_modules(snippet.TORCH_MODULES))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+__all__ = ["cudnn", "mps", "cuda"]
+
 
 def _no(*args, **kwargs) -> bool:
     return False

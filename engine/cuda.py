@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from engine.devices import not_available
 
+__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all"]
+
 
 def is_available() -> bool:
     return False

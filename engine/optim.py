@@ -10,6 +10,7 @@ from collections import defaultdict
 import numpy as np
 
 from engine.grad_mode import enable_grad, no_grad
+from engine.nn.modules import typename
 from engine.numerics import fma_add, fused_multiply_add, lerp, unary_like_torch
 from engine.record import bump
 from engine.tensor import Tensor
@@ -59,8 +60,7 @@ class Optimizer:
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is "
-                    + type(p).__qualname__
+                    "optimizer can only optimize Tensors, but one of the params is " + typename(p)
                 )
             if not self.defaults.get("differentiable") and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")

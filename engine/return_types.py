@@ -12,6 +12,7 @@ def _pair(name: str) -> type:
             return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
 
     Pair.__name__ = Pair.__qualname__ = name
+    Pair.__module__ = "torch.return_types"  # <class 'torch.return_types.max'>
     return Pair
 
 

@@ -7,14 +7,13 @@ globals, the same imports and the same starting state.
 from __future__ import annotations
 
 import builtins
-import importlib
 import warnings
 from collections.abc import Callable
 from types import CodeType, ModuleType
 
 import numpy as np
 
-from engine import dtypes, grad_mode, printing
+from engine import dtypes, grad_mode, locations, printing, torch_modules
 from engine import random as rng
 
 SNIPPET_FILENAME = "<snippet>"
@@ -45,15 +44,21 @@ def compile_snippet(code: str) -> CodeType:
 
 
 def make_import(importer: Importer | None = None) -> Importer:
-    """An `__import__` that maps torch to the engine and hands every other name to `importer`."""
+    """An `__import__` that gives torch's modules (engine/torch_modules.py: the engine's, under
+    PyTorch's names and files) and hands every other name to `importer`. The engine itself is
+    not to be had under its own name, which would show where it is: as on a machine with
+    PyTorch, there is no module named engine."""
     fallback = importer or builtins.__import__
-    modules = {name: importlib.import_module(target) for name, target in TORCH_MODULES.items()}
+    modules = torch_modules.for_snippet(TORCH_MODULES)
+    locations.relocate("engine")  # nor does its code name the folder (at the first run)
 
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
         if level == 0 and (name == "torch" or name.startswith("torch.")):
             module = modules.get(name) or _submodule(modules["torch"], name)
             # `import torch.nn` binds the top package; `from torch.nn import X` wants torch.nn
             return module if fromlist else modules["torch"]
+        if level == 0 and type(name) is str and name.partition(".")[0] == "engine":
+            raise ModuleNotFoundError(f"No module named '{name}'", name=name)
         return fallback(name, globals, locals, fromlist, level)
 
     return __import__
@@ -62,10 +67,13 @@ def make_import(importer: Importer | None = None) -> Importer:
 def _submodule(torch: ModuleType, name: str) -> ModuleType:
     """torch.fft and friends: the engine's own error says whether PyTorch has it at all."""
     found = torch
-    for part in name.split(".")[1:]:
-        found = getattr(found, part)
+    try:
+        for part in name.split(".")[1:]:
+            found = getattr(found, part)
+    except AttributeError:
+        found = None  # PyTorch has no such name either
     if not isinstance(found, ModuleType):
-        raise ModuleNotFoundError(f"No module named '{name}'")
+        raise ModuleNotFoundError(f"No module named '{name}'", name=name)
     return found
 
 

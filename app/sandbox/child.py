@@ -25,6 +25,7 @@ from typing import NoReturn
 from app import trace_cut
 from app.sandbox import frontdoor, hardening, probe, protocol, seccomp, statuses
 from app.sandbox.settings import SandboxSettings
+from engine import locations
 from engine.snippet import SNIPPET_FILENAME, Importer
 from engine.tracer import TRACE_VERSION, Stopped, trace_snippet
 
@@ -35,9 +36,11 @@ EXIT_NO_MEMORY = 122
 
 TIMER_REPEAT = 0.02  # seconds of CPU between retries once the budget is spent
 GIVE_UP_AFTER = 10  # Stopped a snippet may catch before it is simply ended
+# the tracer's frames, by the name their code has before and after engine.locations renames it
 _TRACER_FILES = tuple(
-    os.path.join(os.path.dirname(sys.modules["engine"].__file__), name)
-    for name in ("tracer.py", "trace_values.py")
+    name
+    for module in ("engine.tracer", "engine.trace_values")
+    for name in (sys.modules[module].__file__, locations.code_filename(sys.modules[module]))
 )
 
 

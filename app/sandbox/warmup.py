@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 import engine
-from engine import vml
+from engine import locations, vml
 from engine.nn import functional
 from engine.snippet import Importer, reset_engine_state
 
@@ -88,10 +88,11 @@ def warm(importer: Importer, run: Callable[[str], object]) -> None:
 
 
 def _cache_engine_sources() -> None:
-    """Warnings quote the engine line they come from; children cannot read the files."""
+    """Warnings quote the engine line they come from; children cannot read the files. The
+    engine's code names its files as engine.locations does (engine/nn/modules.py)."""
     for name, module in list(sys.modules.items()):
         if name == "engine" or name.startswith("engine."):
-            linecache.getlines(module.__file__)
+            linecache.getlines(locations.code_filename(module), vars(module))
 
 
 def _tensors() -> list:

@@ -905,7 +905,7 @@ print(torch.__name__, nn.__name__, F.__name__, nn2 is nn, optim.__name__, grad._
 """
     trace = run(code)
     assert trace["stdout"] == (
-        "engine engine.nn engine.nn.functional True engine.optim engine.backward\n"
+        "torch torch.nn torch.nn.functional True torch.optim torch.autograd\n"
     )
 
 
