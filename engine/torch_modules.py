@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import operator
+import re
 import sys
 from importlib.machinery import ModuleSpec, SourceFileLoader
 from types import FunctionType, ModuleType
@@ -65,6 +67,45 @@ _VariableFunctionsClass.__module__ = "torch._C"
 BUILTINS = {"method": BuiltinMethod, "builtin": BuiltinFunction}
 
 
+class TorchVersion(str):
+    """torch.__version__: a str that compares as a version does, as PyTorch's
+    (`torch.__version__ >= "2.2"`, `>= (2, 0)`; 2.13.0+cpu is past 2.13.0 and not equal to it)."""
+
+    def _key(self, other) -> tuple | None:
+        text = ".".join(map(str, other)) if isinstance(other, tuple) else other
+        match = re.fullmatch(r"(\d+(?:\.\d+)*)(?:\+(.+))?", text) if isinstance(text, str) else None
+        if match is None:
+            return None
+        release = [int(part) for part in match[1].split(".")]
+        while len(release) > 1 and release[-1] == 0:
+            release.pop()  # 2.0 is 2
+        return tuple(release), match[2] is not None, match[2] or ""
+
+    def _compare(self, other, test):
+        mine, theirs = self._key(self), self._key(other)
+        return NotImplemented if theirs is None else test(mine, theirs)
+
+    def __eq__(self, other):
+        return self._compare(other, operator.eq)
+
+    def __lt__(self, other):
+        return self._compare(other, operator.lt)
+
+    def __le__(self, other):
+        return self._compare(other, operator.le)
+
+    def __gt__(self, other):
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other):
+        return self._compare(other, operator.ge)
+
+    __hash__ = str.__hash__
+
+
+TorchVersion.__module__ = "torch.torch_version"
+
+
 def engine_modules(imports: dict[str, str]) -> dict[str, ModuleType]:
     """Each engine module by the torch name it stands for: those `imports` maps (torch name to
     engine module name) and, recursively, the modules their `__all__` lists (engine.nn as
@@ -108,6 +149,8 @@ def _contents(imports: tuple[tuple[str, str], ...]) -> dict[str, dict]:
         for dunder in ("__doc__", "__version__", "__all__", "__getattr__"):
             if dunder in vars(module):
                 held[dunder] = vars(module)[dunder]
+        if "__version__" in held:
+            held["__version__"] = TorchVersion(held["__version__"])
         contents[torch_name] = held
     top = contents["torch"]
     contents["torch.random"] = {n: top[n] for n in RANDOM_NAMES if n in top}

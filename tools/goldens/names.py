@@ -218,3 +218,13 @@ for make in (lambda: torch.optim.SGD([nn.Linear(1, 1)], lr=0.1),
 
 """,
 )
+S(
+    "names-version",
+    """
+import torch
+v = torch.__version__
+print(type(v), isinstance(v, str), v.split("+")[0], v[:4])
+print(v >= "2.2", v < "2.14", v > "2.13", v == "2.13.0", v >= (2, 0), v > (2, 13), v < (3,))
+print(v >= "2.13.0", v <= "2.13.0", "2.0" <= v)
+""",
+)
