@@ -31,7 +31,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, replace
 
-from app.sandbox import child, frontdoor, hardening, protocol, seccomp, warmup
+from app.sandbox import child, frontdoor, hardening, paths, protocol, seccomp, warmup
 from app.sandbox.settings import SandboxSettings
 
 NUDGE_EVERY = 0.1  # seconds between SIGUSR1 nudges once the wall-clock deadline has passed
@@ -285,6 +285,7 @@ def main(argv: list[str]) -> None:
     warmed = time.monotonic() - started
     plan = hardening.detect(settings)
     hardening.leave_network(plan)
+    paths.forget()  # everything is loaded: the children inherit no path of the server
     zygote = Zygote(sock, settings, plan, importer)
     gc.collect()
     gc.freeze()  # children then leave the zygote's objects (and their pages) alone
