@@ -12,8 +12,20 @@ Cᵀ = Bᵀ Aᵀ; each operand whose rows or columns are contiguous is passed as
 transpose flag where its layout needs one, and only an operand with neither is copied. The
 leading dimensions of size-1 sides are normalised as CPUBlas.cpp does. bmm of products with 400
 multiply-adds or more is one row-major strided batch call (below that PyTorch uses its own
-loop: engine/numerics.py). Measured against PyTorch on one thread: with two, MKL splits some
-products between the threads and adds in another order.
+loop: engine/numerics.py).
+
+PyTorch runs MKL on two threads (engine/numerics.THREADS), and MKL then hands some float32
+products out in two blocks of rows, each computed as a product of its own, whose kernel adds in
+another order than the whole product's (`_first_thread_rows` says which), and splits dots of
+32 KiB vectors or more in two halves. Measured against PyTorch on two threads: grids of float32
+shapes up to 140 rows and columns and thousands of random ones up to 1000, each layout, with
+and without a bias, and dots up to 50000 elements, with strides. float64
+products stay one-thread MKL's: MKL splits them too (along the columns, in multiples of 12), by
+a rule not worked out yet, so some 5-15 row float64 products differ in their last bits.
+
+Some of MKL's kernels also add in an order that depends on where each row starts modulo 16
+bytes, so an operand keeps its address: only arrays that start where their memory does (as
+numpy's and PyTorch's allocations do, at a 16-byte boundary) are copied into the buffers.
 
 Every function returns None where PyTorch would not call MKL (other dtypes, empty sides) or the
 library cannot load; the caller keeps its numpy product then.
@@ -29,6 +41,9 @@ import numpy as np
 from engine import vml
 
 ROW_MAJOR, COLUMN_MAJOR, NO_TRANSPOSE, TRANSPOSE = 101, 102, 111, 112
+THREADS = 2  # torch.get_num_threads() on the 2-core machine the goldens are recorded on
+SPLIT_ROWS = {5: 4, 6: 4, 7: 4, 9: 8, 10: 8, 11: 8}  # rows: the first thread's share of them
+SPLIT_DOT_BYTES = 32768  # dot of vectors this long (8192 float32, 4096 float64) is split
 SCRATCH = 16384  # products whose operands and result are this small go through buffers
 MAX_PLANS = 256
 _INT, _POINTER = ctypes.c_int, ctypes.c_void_p
@@ -95,7 +110,61 @@ def mm(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> np.ndarr
     if functions is None or (bias is not None and bias.dtype != a.dtype):
         return None
     m, n = a.shape[0], b.shape[1]
-    if a.size <= SCRATCH and b.size <= SCRATCH and m * n <= SCRATCH:
+    if m in SPLIT_ROWS and THREADS > 1 and a.dtype == np.float32:
+        first = _first_thread_rows(m, a.shape[1], n)
+        if first:
+            return _split_mm(functions, a, b, bias, first)
+    return _one_thread_mm(functions, a, b, bias)
+
+
+def _first_thread_rows(m: int, k: int, n: int) -> int:
+    """How many of the result's m rows MKL's first thread computes (0: MKL does not split).
+
+    Measured on PyTorch 2.13's MKL: only 5-7 and 9-11 rows are split, at half the rows rounded
+    up to 4; a product of 4, 8 or 12 and more rows adds in the same order whoever computes
+    which part. Short sums stay on one thread, the longer the narrower the result.
+    """
+    if (n >= 12 and k >= 17) or (n >= 17 and k >= 5) or (n >= 101 and k >= 2):
+        return SPLIT_ROWS[m]
+    return 0
+
+
+def _split_mm(functions: _Functions, a, b, bias, first: int) -> np.ndarray:
+    """mm as two threads compute it: the first `first` rows, then the rest, each one product.
+
+    A last single row is computed with the row before it: MKL's product of one row by a
+    transposed b would add as a vector product does, not as the thread's share does.
+    """
+    m, n = a.shape[0], b.shape[1]
+    bias = None if bias is None else np.broadcast_to(bias, (m, n))
+    out = np.empty((m, n), a.dtype)
+    rest = first - 1 if m - first == 1 and _read_transposed(b) else first
+    for start, stop, keep in ((0, first, 0), (rest, m, first - rest)):
+        rows = None if bias is None else bias[start:stop]
+        out[start + keep : stop] = _one_thread_mm(functions, a[start:stop], b, rows)[keep:]
+    return out
+
+
+def _read_transposed(b: np.ndarray) -> bool:
+    """Whether gemm reads b (the first operand of Cᵀ = bᵀ aᵀ) with the transpose flag, as
+    _operand decides: b lies column by column and not also row by row."""
+    k, n = b.shape
+    rows_stride, columns_stride = _element_strides(b)
+    if columns_stride == 1 and rows_stride >= max(1, n):
+        return False
+    return rows_stride == 1 and columns_stride >= max(1, k)
+
+
+def _one_thread_mm(functions: _Functions, a, b, bias) -> np.ndarray:
+    """mm as one call of MKL's gemm."""
+    m, n = a.shape[0], b.shape[1]
+    if (
+        a.size <= SCRATCH
+        and b.size <= SCRATCH
+        and m * n <= SCRATCH
+        and _starts_its_memory(a)
+        and _starts_its_memory(b)
+    ):
         staged = _staged(functions, a, b, m, n, bias)
         if staged is not None:
             return staged
@@ -117,6 +186,22 @@ def mm(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> np.ndarr
         lds[2],
     )
     return out
+
+
+def _starts_its_memory(x: np.ndarray) -> bool:
+    """Whether x starts where its memory does, so at a 16-byte boundary as the scratch buffers
+    do (numpy's allocations, and PyTorch's, all start at one).
+
+    Some of MKL's kernels (a row-major a by a transposed b, single rows and columns) add in an
+    order that depends on where each row starts modulo 16 bytes: a slice of rows copied into
+    the buffers would lose the address the same slice of a PyTorch tensor keeps. A transposed
+    or reshaped view of all its memory starts where the memory does (a view that is neither is
+    not C- or F-contiguous: it never goes through the buffers).
+    """
+    base = x.base
+    return base is None or (
+        type(base) is np.ndarray and base.base is None and x.nbytes == base.nbytes
+    )
 
 
 def _staged(functions: _Functions, a, b, m: int, n: int, bias) -> np.ndarray | None:
@@ -159,11 +244,12 @@ def _plan(functions: _Functions, a, b, m: int, n: int, no_bias: bool) -> tuple |
 
 
 def _like(x: np.ndarray, buffer: np.ndarray) -> np.ndarray:
-    """A view of the start of buffer with x's shape and memory order (C or F)."""
-    rows, columns = x.shape
-    if x.flags.c_contiguous:
-        return buffer[: rows * columns].reshape(rows, columns)
-    return buffer[: rows * columns].reshape(columns, rows).T
+    """A view of the start of buffer with x's shape and strides (x is C- or F-contiguous).
+
+    The strides of a side of length 1 are kept too: PyTorch reads its transpose flag from them
+    (a (k, 1) column with strides (1, k) is read as it lies, with (1, 1) transposed).
+    """
+    return np.lib.stride_tricks.as_strided(buffer[: x.size], x.shape, x.strides)
 
 
 def _gemm_arguments(m1: np.ndarray, m2: np.ndarray, out: np.ndarray) -> tuple:
@@ -215,6 +301,10 @@ def bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         return None
     count, m, k = a.shape
     n = b.shape[2]
+    if count == 1 and m in SPLIT_ROWS and THREADS > 1 and a.dtype == np.float32:
+        first = _first_thread_rows(m, k, n)
+        if first:  # MKL shares a batch of one between the threads as it shares an mm
+            return _split_mm(functions, a[0], b[0], None, first)[None]
     a_flag, a, lda = _batch_operand(a)
     b_flag, b, ldb = _batch_operand(b)
     out = np.empty((count, m, n), a.dtype)
@@ -307,5 +397,15 @@ def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         x, x_stride = np.ascontiguousarray(x), 1
     if y_stride <= 0:
         y, y_stride = np.ascontiguousarray(y), 1
-    total = functions.dot(x.shape[0], x.ctypes.data, x_stride, y.ctypes.data, y_stride)
+    n = x.shape[0]
+    if THREADS > 1 and n * x.itemsize >= SPLIT_DOT_BYTES:
+        # two threads: each takes a half (the first the larger), and their sums are added
+        half = -(-n // 2)
+        first = functions.dot(half, x.ctypes.data, x_stride, y.ctypes.data, y_stride)
+        x_rest = x.ctypes.data + half * x_stride * x.itemsize
+        y_rest = y.ctypes.data + half * y_stride * y.itemsize
+        second = functions.dot(n - half, x_rest, x_stride, y_rest, y_stride)
+        kind = x.dtype.type
+        return np.asarray(kind(first) + kind(second), x.dtype)
+    total = functions.dot(n, x.ctypes.data, x_stride, y.ctypes.data, y_stride)
     return np.asarray(total, x.dtype)

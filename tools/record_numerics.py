@@ -72,15 +72,35 @@ PRODUCT_SHAPES = [
     (65, 3, 1),
     (1, 40, 17),
     (70, 70, 70),
+    # 5-7 and 9-11 rows by enough columns: PyTorch's MKL shares them between its two threads
+    (10, 32, 64),
+    (5, 79, 34),
+    (9, 22, 105),
+    (6, 5, 17),
+    (11, 2, 101),
+    (7, 17, 12),
+    (1, 55, 1),  # a transposed column: its strides give the transpose flag
 ]
+# a slice of rows whose start is not 16-byte aligned: some kernels add in another order then
+SLICED_PRODUCTS = [(3, 7, 22, 105), (1, 9, 22, 105), (2, 5, 50, 3), (1, 12, 64, 1)]  # skip, m, k, n
 LAYOUTS = ("ab", "aTb", "abT", "aTbT")  # which operands are transposed views of a copy
 VECTOR_SHAPES = [(1, 1), (5, 3), (7, 64), (33, 9), (64, 70), (2, 300)]
-DOT_SIZES = [1, 2, 7, 8, 9, 31, 64, 100, 1000]
+DOT_SIZES = [1, 2, 7, 8, 9, 31, 64, 100, 1000, 4095, 4096, 8191, 8192, 10001]
 # bmm: below 400 multiply-adds per product PyTorch's own loop, above it one MKL batch call
-BATCH_SHAPES = [(3, 2, 3, 4), (2, 7, 7, 8), (4, 9, 5, 16), (2, 33, 17, 9), (3, 8, 64, 12)]
-LINEAR_SHAPES = [(32, 16, 64), (32, 64, 1), (8, 3, 5), (10, 7, 12)]  # batch, in, out
+BATCH_SHAPES = [
+    (3, 2, 3, 4),
+    (2, 7, 7, 8),
+    (4, 9, 5, 16),
+    (2, 33, 17, 9),
+    (3, 8, 64, 12),
+    (1, 6, 27, 18),
+]
+# batch, in, out; fewer outputs than inputs: the weight's gradient is a 5-11 row product
+LINEAR_SHAPES = [(32, 16, 64), (32, 64, 1), (8, 3, 5), (10, 7, 12), (6, 40, 20), (32, 64, 10)]
 VML_FUNCTIONS = ("erf", "erfc")  # exact through VML (sinh, cosh, ... are not: engine/numerics)
-MATMUL_THREADS = 1  # the engine's MKL runs on one thread (PyTorch's on two differs, see below)
+# the engine follows how PyTorch's MKL shares float32 products and long dots between two
+# threads; float64 products it computes as one thread does (engine/blas.py)
+PRODUCT_THREADS = {"float32": THREADS, "float64": 1}
 OPTIMIZERS = [
     ("SGD", {"lr": 0.1}),
     ("SGD", {"lr": 0.05, "momentum": 0.9}),
@@ -139,30 +159,34 @@ def cases() -> list[dict[str, Any]]:
         out.append({"kind": "linspace-mean", "start": start, "end": end, "steps": steps})
     for i, (m, k, n) in enumerate(MATMUL_SHAPES):
         out.append({"kind": "mm", "seed": 400 + i, "shape": [m, k, n]})
-    # through MKL's BLAS: recorded on one thread, as the engine calls it; with two, PyTorch's
-    # MKL splits some products (5 to 11 rows by 12 or more columns) and adds in another order
+    # through MKL's BLAS, which splits some products (5 to 11 rows by 12 or more columns) and
+    # long dots between PyTorch's two threads and adds in another order
     for i, (m, k, n) in enumerate(PRODUCT_SHAPES):
         for layout in LAYOUTS:
             for dtype in ("float32", "float64"):
                 spec = {"kind": "mm", "seed": 600 + i, "shape": [m, k, n], "layout": layout}
-                out.append(dict(spec, dtype=dtype, threads=MATMUL_THREADS))
+                out.append(dict(spec, dtype=dtype, threads=PRODUCT_THREADS[dtype]))
+    for i, (skip, m, k, n) in enumerate(SLICED_PRODUCTS):
+        for layout in ("ab", "abT"):
+            spec = {"kind": "mm", "seed": 650 + i, "shape": [m, k, n], "layout": layout}
+            out.append(dict(spec, skip=skip, dtype="float32", threads=THREADS))
     for i, (m, k) in enumerate(VECTOR_SHAPES):
         for layout in ("ab", "aTb"):
             for dtype in ("float32", "float64"):
                 spec = {"kind": "mv", "seed": 700 + i, "shape": [m, k], "layout": layout}
-                out.append(dict(spec, dtype=dtype, threads=MATMUL_THREADS))
+                out.append(dict(spec, dtype=dtype, threads=THREADS))
     for n in DOT_SIZES:
         for dtype in ("float32", "float64"):
             spec = {"kind": "dot", "seed": 800 + n, "shape": [n], "dtype": dtype}
-            out.append(dict(spec, threads=MATMUL_THREADS))
+            out.append(dict(spec, threads=THREADS))
     for i, shape in enumerate(BATCH_SHAPES):
         for layout in ("ab", "abT"):
             for dtype in ("float32", "float64"):
                 spec = {"kind": "bmm", "seed": 850 + i, "shape": list(shape), "layout": layout}
-                out.append(dict(spec, dtype=dtype, threads=MATMUL_THREADS))
+                out.append(dict(spec, dtype=dtype, threads=PRODUCT_THREADS[dtype]))
     for i, shape in enumerate(LINEAR_SHAPES):
         spec = {"kind": "linear", "seed": 900 + i, "shape": list(shape)}
-        out.append(dict(spec, threads=MATMUL_THREADS))
+        out.append(dict(spec, threads=THREADS))
     for i, name in enumerate(VML_FUNCTIONS):
         for dtype in ("float32", "float64"):
             out.append({"kind": "unary", "seed": 950 + i, "name": name, "dtype": dtype})
@@ -205,7 +229,8 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
         return _flat(getattr(a, kind)(b, alpha=spec["alpha"]))
     if kind == "mm" and "layout" in spec:
         m, k, n = spec["shape"]
-        a, b = _matrix(torch, m, k, spec, "aT"), _matrix(torch, k, n, spec, "bT")
+        skip = spec.get("skip", 0)  # rows of a bigger matrix: a view that starts inside it
+        a, b = _matrix(torch, m + skip, k, spec, "aT")[skip:], _matrix(torch, k, n, spec, "bT")
         return _flat(a @ b)
     if kind == "mm":
         m, k, n = spec["shape"]
