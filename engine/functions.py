@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from engine import numerics, record, saved, sleef
+from engine import elementwise, libm, numerics, record, saved, sleef
 from engine.graph import Node
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -149,15 +149,19 @@ class PowBackward1(Node):
         self.save(0, 1)
         if self.needs_input_grad[1]:
             self.save("result")
-        return numerics.tensor_power_like_torch(a, b)
+        return _power(a, b)
 
     def backward(self, grad):
         a, b, *result = self.saved_values()
-        grad_a = grad * b * a ** (b - 1) if self.needs_input_grad[0] else None
-        grad_b = None
+        grad_a = grad_b = None
+        if self.needs_input_grad[0]:
+            # pow_backward_self's order: the exponent scales the power, then the gradient
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_a = np.where(b == 0, 0, grad * (b * _power(a, b - b.dtype.type(1))))
         if self.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):
-                grad_b = grad * np.where((a == 0) & (b >= 0), 0, result[0] * np.log(a))
+                log = numerics.unary_like_torch(np.log, a) if a.dtype.kind == "f" else np.log(a)
+                grad_b = grad * np.where((a == 0) & (b >= 0), 0, result[0] * log)
         return grad_a, grad_b
 
     def backward_graph(self, grad):
@@ -173,6 +177,15 @@ class PowBackward1(Node):
         return grad_a, grad_b
 
 
+def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """tensor ** tensor: PyTorch's pow kernel for float32 (engine/elementwise.py), numpy's for
+    other dtypes."""
+    if base.dtype == exponent.dtype == np.float32:
+        return elementwise.power(base, exponent)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return base**exponent
+
+
 class PowBackward2(Node):
     """number ** tensor."""
 
@@ -181,13 +194,16 @@ class PowBackward2(Node):
     def forward(self, exponent, base):
         self.base = base
         self.save(0, "result")  # PyTorch keeps the exponent too (for a base of 0)
+        if exponent.dtype == np.float32:  # the number is a float32 that stands still in the loop
+            return _power(np.asarray(base, exponent.dtype), exponent)
         return base**exponent
 
     def backward(self, grad):
         _, result = self.saved_values()
         if self.base == 0:
             return (np.zeros_like(grad),)
-        return (grad * result * np.log(self.base).astype(result.dtype),)
+        # pow_backward_exponent's order: the result times log(base) (a double, then the dtype's)
+        return (grad * (result * np.log(self.base).astype(result.dtype)),)
 
     def backward_graph(self, grad):
         if self.base == 0:
@@ -393,17 +409,10 @@ class SigmoidBackward0(Node):
         return (_apply(SigmoidBackwardBackward0, (grad, _linked(self)["result"])),)
 
 
-def sigmoid(a: np.ndarray) -> np.ndarray:
-    # PyTorch's formula as it stands: for very negative x, e^-x overflows to inf and the result
-    # is exactly 0 (not the tiny number a "stable" formula would give), as in PyTorch
-    with np.errstate(over="ignore"):
-        if a.dtype == np.float32:
-            # PyTorch's exp here is libm's, correctly rounded as a float64 exp rounded once is
-            # (numpy's float32 exp misses the last bit of 16% of values); tensors of 16 elements
-            # and more take Sleef's vector exp instead, which differs from it in about 4%
-            e = np.exp(-a.astype(np.float64)).astype(np.float32)
-            return np.float32(1) / (np.float32(1) + e)
-        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+# PyTorch's formula as it stands, 1 / (1 + e^-x), its float32 bits included (Sleef's exp over
+# vectors, glibc's over the rest): for very negative x, e^-x overflows and the result is exactly
+# 0, not the tiny number a "stable" formula would give
+sigmoid = elementwise.sigmoid
 
 
 class ReluBackward0(Node):
@@ -2564,7 +2573,7 @@ class Exp2Backward0(_OfResult):
 
 class Expm1Backward0(_OfResult):
     formula = "grad_self = grad * (result + 1)"
-    function = staticmethod(numerics.expm1)
+    function = staticmethod(elementwise.expm1)
 
     def derivative(self, result):
         return result + 1
@@ -2616,10 +2625,10 @@ class AtanBackward0(_OfSelf):
 
 class SinhBackward0(_OfSelf):
     formula = "grad_self = grad * cosh(self)"
-    function = staticmethod(numerics.sinh)
+    function = staticmethod(elementwise.sinh)
 
     def derivative(self, a):
-        return numerics.cosh(a)
+        return elementwise.cosh(a)
 
     def backward_graph(self, grad):
         return (grad * _linked(self)[0].cosh(),)
@@ -2627,10 +2636,10 @@ class SinhBackward0(_OfSelf):
 
 class CoshBackward0(_OfSelf):
     formula = "grad_self = grad * sinh(self)"
-    function = staticmethod(numerics.cosh)
+    function = staticmethod(elementwise.cosh)
 
     def derivative(self, a):
-        return numerics.sinh(a)
+        return elementwise.sinh(a)
 
     def backward_graph(self, grad):
         return (grad * _linked(self)[0].sinh(),)
@@ -2733,7 +2742,7 @@ class Log10Backward0(_OfSelf):
 
 class Log1PBackward0(_OfSelf):
     formula = "grad_self = grad / (self + 1)"
-    function = staticmethod(numerics.log1p)
+    function = staticmethod(elementwise.log1p)
 
     def derivative(self, a):
         return 1 / (a + 1)
@@ -2974,10 +2983,12 @@ class BinaryCrossEntropyBackward0(Node):
     def forward(self, a, target, weight, reduction):
         self.weight, self.reduction = weight, reduction
         self.save(0, 1)
+        # each log is clamped at -100, so a probability of exactly 0 or 1 costs 100, not inf;
+        # PyTorch's kernel is scalar throughout: glibc's logf and log1pf for every element
+        log, log1p = (libm.log, libm.log1p) if a.dtype == np.float32 else (np.log, np.log1p)
         with np.errstate(divide="ignore"):
-            # each log is clamped at -100, so a probability of exactly 0 or 1 costs 100, not inf
-            log_p = np.maximum(np.log(a), -100)
-            log_not_p = np.maximum(np.log1p(-a), -100)
+            log_p = np.maximum(log(a), a.dtype.type(-100))
+            log_not_p = np.maximum(log1p(-a), a.dtype.type(-100))
         loss = (target - 1) * log_not_p - target * log_p
         return reduce_loss(loss if weight is None else loss * weight, reduction)
 
@@ -3015,10 +3026,20 @@ class BinaryCrossEntropyBackward0(Node):
 
 
 def binary_cross_entropy_backward(grad, a, target, weight, reduction):
-    grad = spread_loss_grad(grad, reduction, a.shape)
+    """PyTorch's order: the slope times the incoming gradient, then the weight, then / n."""
+    if reduction != "none":
+        grad = np.broadcast_to(grad, a.shape)
+    out = grad * (a - target) / np.maximum((1 - a) * a, a.dtype.type(1e-12))
+    return _weighted_mean(out, weight, reduction)
+
+
+def _weighted_mean(grad, weight, reduction):
+    """A loss's gradient, weighted and, for 'mean', divided by the element count last."""
     if weight is not None:
         grad = grad * weight
-    return grad * (a - target) / np.maximum((1 - a) * a, a.dtype.type(1e-12))
+    if reduction == "mean":
+        grad = grad / math.prod(np.shape(grad))  # a Python int keeps grad's dtype
+    return grad
 
 
 class LogitBackward0(Node):
@@ -3050,29 +3071,32 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     def forward(self, a, target, weight, pos_weight, reduction):
         self.weight, self.pos_weight, self.reduction = weight, pos_weight, reduction
         self.save(0, 1)
-        log_sigmoid = log_sigmoid_of(a)
+        log_sigmoid = elementwise.log_sigmoid(a)[0]
         if pos_weight is not None:
             log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
         loss = (1 - target) * a - log_sigmoid
         return reduce_loss(loss if weight is None else loss * weight, reduction)
 
     def backward(self, grad):
+        # PyTorch's order: the slope times the incoming gradient, then the weight, then / n
         a, target = self.saved_values()
-        grad = spread_loss_grad(grad, self.reduction, np.broadcast_shapes(a.shape, target.shape))
-        if self.weight is not None:
-            grad = grad * self.weight
+        if self.reduction != "none":
+            grad = np.broadcast_to(grad, np.broadcast_shapes(a.shape, target.shape))
         grad_a = grad_target = None
         if self.needs_input_grad[0]:
             if self.pos_weight is None:
-                grad_a = grad * (sigmoid(a) - target)
+                grad_a = (sigmoid(a) - target) * grad
             else:
                 scaled = self.pos_weight * target
-                grad_a = grad * ((scaled + 1 - target) * sigmoid(a) - scaled)
+                grad_a = ((scaled + 1 - target) * sigmoid(a) - scaled) * grad
+            grad_a = _weighted_mean(grad_a, self.weight, self.reduction)
         if self.needs_input_grad[1]:
             if self.pos_weight is None:
-                grad_target = grad * -a
+                grad_target = -a * grad
             else:
-                grad_target = grad * (log_sigmoid_of(-a) - log_sigmoid_of(a) * self.pos_weight)
+                log_sigmoids = (elementwise.log_sigmoid(x)[0] for x in (-a, a))
+                grad_target = (next(log_sigmoids) - next(log_sigmoids) * self.pos_weight) * grad
+            grad_target = _weighted_mean(grad_target, self.weight, self.reduction)
         return grad_a, grad_target
 
     def backward_graph(self, grad):
@@ -3106,11 +3130,6 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         if self.reduction == "mean":
             return _apply(DivBackward1, (grad,), other=target.numel())
         return grad
-
-
-def log_sigmoid_of(a):
-    # min(x, 0) - log(1 + e^-|x|): no overflow for large |x| of either sign
-    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
 
 
 class SmoothL1LossBackward0(Node):
@@ -3250,20 +3269,14 @@ class EluBackward0(Node):
         return self.elu(a)
 
     def elu(self, a):
-        kind = a.dtype.type
-        # only the negative side goes through exp: the positive one would overflow for nothing
-        below = np.expm1(np.minimum(a, 0) * kind(self.input_scale)) * kind(self.alpha * self.scale)
-        return np.where(a > 0, a * kind(self.scale), below)
+        return elementwise.elu(a, self.alpha, self.scale, self.input_scale)
 
     def backward(self, grad):
         (a,) = self.saved_values()
         return (self.first_derivative(a, grad),)
 
     def first_derivative(self, a, grad):
-        kind = a.dtype.type
-        coefficient = kind(self.input_scale * self.alpha * self.scale)
-        slope = np.exp(np.minimum(a, 0) * kind(self.input_scale)) * coefficient
-        return grad * np.where(a > 0, kind(self.scale), slope)
+        return elementwise.elu_backward(grad, a, self.alpha, self.scale, self.input_scale)
 
     def second_derivative(self, a):
         kind = a.dtype.type
@@ -3287,9 +3300,11 @@ class EluBackward1(EluBackward0):
 
     def backward(self, grad):
         (result,) = self.saved_values()
-        kind = result.dtype.type
-        negative = (result + kind(self.alpha * self.scale)) * kind(self.input_scale)
-        return (grad * np.where(result > 0, kind(self.scale), negative),)
+        return (
+            elementwise.elu_backward_of_result(
+                grad, result, self.alpha, self.scale, self.input_scale
+            ),
+        )
 
     backward_graph = None  # from the result: not recorded yet
 
@@ -3300,24 +3315,14 @@ class GeluBackward0(Node):
     def forward(self, a, approximate):
         self.approximate = approximate
         self.save(0)
-        if approximate == "tanh":
-            return 0.5 * a * (1 + np.tanh(_GELU_BETA * (a + _GELU_KAPPA * a**3)))
-        return (a * 0.5 * (1 + erf(a * math.sqrt(0.5)))).astype(a.dtype)
+        return elementwise.gelu(a, approximate)
 
     def backward(self, grad):
         (a,) = self.saved_values()
         return (self.first_derivative(a, grad),)
 
     def first_derivative(self, a, grad):
-        if self.approximate == "tanh":
-            inner = np.tanh(_GELU_BETA * (a + _GELU_KAPPA * a**3))
-            slope = 0.5 * (1 + inner) + 0.5 * a * (1 - inner * inner) * _GELU_BETA * (
-                1 + 3 * _GELU_KAPPA * a * a
-            )
-        else:
-            cdf = 0.5 * (1 + erf(a * math.sqrt(0.5)))
-            slope = cdf + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-        return grad * slope.astype(a.dtype)
+        return elementwise.gelu_backward(grad, a, self.approximate)
 
     def second_derivative(self, a):
         if self.approximate == "tanh":
@@ -3336,11 +3341,6 @@ class GeluBackward0(Node):
 
 _GELU_BETA = math.sqrt(2 / math.pi)  # Python floats: they keep a float32 array float32
 _GELU_KAPPA = 0.044715
-_erf = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is the C library's
-
-
-def erf(a):
-    return np.asarray(_erf(np.asarray(a, dtype=np.float64)), dtype=np.float64)
 
 
 class SiluBackward0(Node):
@@ -3348,12 +3348,11 @@ class SiluBackward0(Node):
 
     def forward(self, a):
         self.save(0)
-        return a * sigmoid(a)
+        return elementwise.silu(a)
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        s = sigmoid(a)
-        return (grad * s * (1 + a * (1 - s)),)
+        return (elementwise.silu_backward(grad, a),)
 
     def backward_graph(self, grad):
         # PyTorch's infinitely differentiable form, from ops that record themselves
@@ -3368,22 +3367,15 @@ class SoftplusBackward0(Node):
     def forward(self, a, beta, threshold):
         self.beta, self.threshold = beta, threshold
         self.save(0)
-        scaled = a * a.dtype.type(beta)
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            soft = np.log1p(np.exp(scaled)) / a.dtype.type(beta)
         # above the threshold softplus is x itself, to float precision
-        return np.where(scaled > threshold, a, soft)
+        return elementwise.softplus(a, beta, threshold)
 
     def backward(self, grad):
         (a,) = self.saved_values()
         return (self.first_derivative(a, grad),)
 
     def first_derivative(self, a, grad):
-        scaled = a * a.dtype.type(self.beta)
-        with np.errstate(over="ignore", invalid="ignore"):
-            z = np.exp(scaled)
-            slope = z / (z + 1)
-        return np.where(scaled > self.threshold, grad, grad * slope)
+        return elementwise.softplus_backward(grad, a, self.beta, self.threshold)
 
     def second_derivative(self, a):
         # PyTorch's softplus_double_backward: σ′(beta·x)·beta where beta·x < threshold (so at
@@ -3426,13 +3418,12 @@ class LogSigmoidBackward0(Node):
     formula = "grad_self = grad * σ(-self) = grad * (1 - σ(self))"
 
     def forward(self, a):
-        self.save(0)  # PyTorch also keeps a buffer of e^-|x| for the backward
-        return log_sigmoid_of(a)
+        self.save(0)  # PyTorch also keeps the buffer e^-|x|: the backward computes it again
+        return elementwise.log_sigmoid(a)[0]
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        z = np.exp(-np.abs(a))
-        return (grad * np.where(a < 0, 1 / (1 + z), z / (1 + z)),)
+        return (elementwise.log_sigmoid_backward(grad, a, elementwise.log_sigmoid(a)[1]),)
 
 
 class CeluBackward0(EluBackward0):
@@ -3514,12 +3505,11 @@ class MishBackward0(Node):
 
     def forward(self, a):
         self.save(0)
-        return a * np.tanh(np.logaddexp(0, a))  # logaddexp(0, x) is softplus, overflow-free
+        return elementwise.mish(a)
 
     def backward(self, grad):
         (a,) = self.saved_values()
-        t = np.tanh(np.logaddexp(0, a))
-        return (grad * (t + a * sigmoid(a) * (1 - t * t)),)
+        return (elementwise.mish_backward(grad, a),)
 
     def backward_graph(self, grad):
         # PyTorch's infinitely differentiable form, from ops that record themselves

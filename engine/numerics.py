@@ -509,35 +509,113 @@ def power_like_torch(base: np.ndarray, exponent):
     return base**exponent
 
 
-def vectorized_loop(vector, scalar, array: np.ndarray) -> np.ndarray:
+def vectorized_loop(vector, scalar, array: np.ndarray, *others: np.ndarray) -> np.ndarray:
     """An elementwise kernel as cpu_kernel_vec runs it: in memory order, split between the
     threads past the grain size, each share's whole pairs of vectors through `vector` and the
-    elements left over through `scalar` (both take and give a 1-d array)."""
-    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
-    flat = array.ravel(order=order)
-    n = flat.shape[0]
+    elements left over through `scalar`. Both take 1-d runs of `array` and of each of `others`
+    (the kernel's inputs in PyTorch's order: a backward's gradient comes first) and give a 1-d
+    run back.
+
+    TensorIterator walks a layout it cannot flatten into one run (a slice, a broadcast, inputs
+    laid out differently) dim by dim: its innermost run is the unit of vectors and leftovers,
+    and it takes no vectors at all where an input steps through memory along that run (one
+    input may stand still: a broadcast number).
+    """
+    shape = array.shape
+    if any(other.shape != shape for other in others):
+        shape = np.broadcast_shapes(shape, *(other.shape for other in others))
+        others = tuple(np.broadcast_to(other, shape) for other in others)
+        return _runs_loop(vector, scalar, np.broadcast_to(array, shape), others)
+    order = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else None
+    if order is None or any(not other.flags[order + "_CONTIGUOUS"] for other in others):
+        return _runs_loop(vector, scalar, array, others)
+    flat = [operand.ravel(order=order) for operand in (array, *others)]
+    return _one_run(vector, scalar, flat, vectors=True).reshape(shape, order=order)
+
+
+def _one_run(vector, scalar, flat: list, vectors: bool) -> np.ndarray:
+    """cpu_kernel_vec over one run of n elements: two threads' halves past the grain size."""
+    n = flat[0].shape[0]
     tasks = 1 if n < GRAIN_SIZE else min(THREADS, -(-n // GRAIN_SIZE))
     chunk = -(-n // tasks) if n else 0
-    step = 2 * _lanes(array.dtype)
-    out = np.empty_like(flat)
+    step = 2 * _lanes(flat[0].dtype) if vectors else n + 1
+    out = np.empty(n, flat[0].dtype)
     for start in range(0, n, max(chunk, 1)):
         end = min(n, start + chunk)
         split = start + (end - start) // step * step
         if split > start:
-            out[start:split] = vector(flat[start:split])
+            out[start:split] = vector(*(f[start:split] for f in flat))
         if end > split:
-            out[split:end] = scalar(flat[split:end])
-    return out.reshape(array.shape, order=order)
+            out[split:end] = scalar(*(f[split:end] for f in flat))
+    return out
 
 
-def tensor_power_like_torch(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
-    """tensor ** tensor: PyTorch's vector pow (Sleef's, within one ulp, not MKL's) is nearest to
-    the float64 power rounded once: that gives 98% of random float32 powers PyTorch's bits, small
-    whole exponents too (numpy's float32 pow: 80-90%). Other dtypes go straight to numpy."""
-    if base.dtype != np.float32:
-        return base**exponent
-    with np.errstate(all="ignore"):
-        return (base.astype(np.float64) ** exponent.astype(np.float64)).astype(np.float32)
+def _runs_loop(vector, scalar, array: np.ndarray, others: tuple) -> np.ndarray:
+    """vectorized_loop over a layout of several runs. The dims go in TensorIterator's order
+    (by the strides of the first input not broadcast along them, innermost first), merge while
+    every operand steps through them evenly, and each run of that length takes its own vectors
+    and leftovers, where every operand is contiguous along it (but one may stand still)."""
+    operands = (array, *others)
+    if array.size == 0:
+        return np.empty(array.shape, array.dtype)
+    order = _iteration_order(array.shape, operands)  # innermost first
+    dims = [d for d in order if array.shape[d] != 1]
+    if not dims:
+        flat = [operand.reshape(-1) for operand in operands]
+        return _one_run(vector, scalar, flat, vectors=False).reshape(array.shape)
+    run, inner = array.shape[dims[0]], dims[0]
+    for outer in dims[1:]:
+        if any(o.strides[outer] != o.strides[inner] * o.shape[inner] for o in operands):
+            break
+        run, inner = run * array.shape[outer], outer
+    strides = [o.strides[dims[0]] for o in operands]
+    still = strides.count(0)
+    # every operand contiguous along the run, but one that may stand still (a broadcast number)
+    vectors = all(s in (0, array.itemsize) for s in strides) and still <= 1 and still < len(strides)
+    outer_first = order[::-1]
+    laid = [np.transpose(o, outer_first) for o in operands]  # the iteration order as C order
+    if run == array.size:
+        flat = [operand.reshape(-1) for operand in laid]
+        out = _one_run(vector, scalar, flat, vectors).reshape(laid[0].shape)
+        return np.transpose(out, np.argsort(outer_first))
+    step = 2 * _lanes(array.dtype)
+    split = run // step * step if vectors else 0
+    rows = [np.reshape(o, (-1, run)) for o in laid]
+    out = np.empty((rows[0].shape[0], run), array.dtype)
+    if split:
+        out[:, :split] = vector(*(r[:, :split].reshape(-1) for r in rows)).reshape(-1, split)
+    if split < run:
+        out[:, split:] = scalar(*(r[:, split:].reshape(-1) for r in rows)).reshape(-1, run - split)
+    return np.transpose(out.reshape(laid[0].shape), np.argsort(outer_first))
+
+
+def _iteration_order(shape: tuple, operands) -> list[int]:
+    """TensorIterator's reorder_dimensions: the dims innermost first, sorted by the strides of
+    the first operand that is not broadcast along the two compared (equal strides: the smaller
+    dim inside), an insertion sort from the C order."""
+
+    def swap(d0: int, d1: int) -> int:
+        for o in operands:
+            s0, s1 = o.strides[d0], o.strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    order = list(range(len(shape)))[::-1]
+    for i in range(1, len(order)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = swap(order[d0], order[d1])
+            if comparison > 0:
+                order[d0], order[d1] = order[d1], order[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    return order
 
 
 def unary_like_torch(function, array: np.ndarray) -> np.ndarray:
@@ -561,10 +639,11 @@ def unary_like_torch(function, array: np.ndarray) -> np.ndarray:
 def _rounded_once(function):
     """function for float32 arrays computed in float64 and rounded once, numpy's own otherwise.
 
-    For the functions PyTorch computes with its own vector code rather than VML's: on 400k
-    random float32 inputs this misses PyTorch's bits in 0.1-0.2% (sinh, cosh, expm1, atanh)
-    and 0.5% (log1p), numpy's float32 functions in 2-40% (cosh: 39%). float64 stays numpy's
-    (0.04-4% off; asinh and acosh, 18% off either way, are left as they were)."""
+    For the functions PyTorch computes with its own vector code rather than VML's and that
+    engine/elementwise.py does not follow step by step (sinh, cosh, expm1 and log1p are there):
+    on 400k random float32 inputs this misses PyTorch's bits in 0.1-0.2% (atanh), numpy's
+    float32 functions in 2-40%. float64 stays numpy's (0.04-4% off; asinh and acosh, 18% off
+    either way, are left as they were)."""
 
     def rounded(array: np.ndarray) -> np.ndarray:
         if array.dtype != np.float32:
@@ -575,9 +654,7 @@ def _rounded_once(function):
     return rounded
 
 
-sinh, cosh, expm1, log1p, arctanh = map(
-    _rounded_once, (np.sinh, np.cosh, np.expm1, np.log1p, np.arctanh)
-)
+arctanh = _rounded_once(np.arctanh)
 
 
 def vml_or_numpy(function, array: np.ndarray) -> np.ndarray:
