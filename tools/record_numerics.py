@@ -130,6 +130,40 @@ CROSS_ENTROPY_OPTIONS = [
 ]
 # tensor ** number: the kernels Pow.cpp picks (rsqrt, reciprocal, squares) and Sleef's pow
 POWERS = (-0.5, -1, -2, 0.5, 2, 3, -1.5, 1.5, 2.5)
+# elementwise kernels (engine/elementwise.py): Sleef over whole pairs of 8-float vectors, glibc
+# over the rest, oneDNN's gelu; sizes around the pairs, a layout of several runs (a transposed
+# view: one run in memory order; a slice: one run per row), and both threads' halves (digested)
+ACTIVATIONS = (
+    "sigmoid",
+    "silu",
+    "softplus",
+    "softplus-beta",
+    "gelu",
+    "gelu-tanh",
+    "elu",
+    "selu",
+    "celu",
+    "logsigmoid",
+    "mish",
+    "sinh",
+    "cosh",
+    "expm1",
+    "log1p",
+    "tanh",
+    "exp",
+)
+ACTIVATION_SHAPES = [[1], [7], [16], [17], [33], [300], [24, 40]]
+ACTIVATION_LAYOUTS = ("T", "slice")  # of the [24, 40] tensor
+DIGESTED = 40_000  # two threads' shares
+DIGEST_ABOVE = 64  # elements: past this, exact sums of the values stand in for the values
+BCE_OPTIONS = [
+    {},
+    {"reduction": "sum"},
+    {"reduction": "none"},
+    {"weight": True},
+    {"pos_weight": True},
+    {"weight": True, "pos_weight": True, "reduction": "sum"},
+]
 
 
 def cases() -> list[dict[str, Any]]:
@@ -204,6 +238,24 @@ def cases() -> list[dict[str, Any]]:
     for i, exponent in enumerate(POWERS):
         spec = {"kind": "pow", "seed": 1200 + i, "shape": [37], "name": f"pow{exponent}"}
         out.append(dict(spec, exponent=exponent))
+    for i, name in enumerate(ACTIVATIONS):
+        for j, shape in enumerate(ACTIVATION_SHAPES):
+            spec = {"kind": "activation", "seed": 1300 + 10 * i + j, "shape": shape}
+            out.append(dict(spec, name=name))
+        for layout in ACTIVATION_LAYOUTS:
+            spec = {"kind": "activation", "seed": 1307 + 10 * i, "shape": [24, 40], "name": name}
+            out.append(dict(spec, layout=layout))
+        out.append({"kind": "activation", "seed": 1308 + 10 * i, "shape": [DIGESTED], "name": name})
+    for i, shape in enumerate(([1], [7], [17], [100], [3, 40])):
+        out.append({"kind": "pow-tensor", "seed": 1500 + i, "shape": shape, "name": "tensor"})
+        out.append({"kind": "pow-tensor", "seed": 1510 + i, "shape": shape, "name": "number"})
+    out.append({"kind": "pow-tensor", "seed": 1520, "shape": [32, 4], "name": "row"})
+    for i, options in enumerate(BCE_OPTIONS):
+        for name in ("binary_cross_entropy_with_logits", "binary_cross_entropy"):
+            if name == "binary_cross_entropy" and "pos_weight" in options:
+                continue
+            spec = {"kind": "bce", "seed": 1600 + i, "shape": [37, 3], "name": name}
+            out.append(dict(spec, options=options))
     return out
 
 
@@ -282,7 +334,82 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
         y = x ** spec["exponent"]
         y.sum().backward()
         return _flat(y) + _flat(x.grad)
+    if kind == "activation":
+        return _activation(torch, spec)
+    if kind == "pow-tensor":
+        return _power_of_tensor(torch, spec)
+    if kind == "bce":
+        return _binary_cross_entropy(torch, spec)
     raise ValueError(f"unknown case kind {kind!r}")
+
+
+def _activation(torch, spec: dict[str, Any]) -> list[float]:
+    """An elementwise function and its input's gradient under a random upstream gradient."""
+    F = torch.nn.functional
+    functions = {
+        "sigmoid": torch.sigmoid,
+        "silu": F.silu,
+        "softplus": F.softplus,
+        "softplus-beta": lambda t: F.softplus(t, beta=0.5, threshold=4.0),
+        "gelu": F.gelu,
+        "gelu-tanh": lambda t: F.gelu(t, approximate="tanh"),
+        "elu": F.elu,
+        "selu": F.selu,
+        "celu": lambda t: F.celu(t, alpha=2.0),
+        "logsigmoid": F.logsigmoid,
+        "mish": F.mish,
+        "sinh": torch.sinh,
+        "cosh": torch.cosh,
+        "expm1": torch.expm1,
+        "log1p": lambda t: torch.log1p(t.abs() * 0.5 - 0.9),
+        "tanh": torch.tanh,
+        "exp": torch.exp,
+    }
+    leaf = (torch.randn(*spec["shape"]) * 3).requires_grad_()
+    layout = spec.get("layout")
+    x = leaf.t() if layout == "T" else leaf[:, 3:21] if layout == "slice" else leaf
+    y = functions[spec["name"]](x)
+    (y * torch.randn(*y.shape)).sum().backward()
+    values = _flat(y) + _flat(leaf.grad)
+    return _digest(values) if leaf.numel() > DIGEST_ABOVE else values
+
+
+def _power_of_tensor(torch, spec: dict[str, Any]) -> list[float]:
+    """tensor ** tensor, number ** tensor, and a row of exponents over a matrix, with gradients."""
+    base = (torch.rand(*spec["shape"]) * 3 + 0.1).requires_grad_()
+    exponent = (torch.randn(*spec["shape"]) * 2).requires_grad_()
+    if spec["name"] == "number":
+        y = 2.5**exponent
+    elif spec["name"] == "row":
+        y = base ** exponent[0]
+    else:
+        y = base**exponent
+    (y * torch.randn(*y.shape)).sum().backward()
+    grads = [_flat(t.grad) for t in (base, exponent) if t.grad is not None]
+    return _flat(y) + [v for grad in grads for v in grad]
+
+
+def _binary_cross_entropy(torch, spec: dict[str, Any]) -> list[float]:
+    """BCE on logits or on probabilities (through sigmoid), and the logits' gradient."""
+    rows, classes = spec["shape"]
+    logits = (torch.randn(rows, classes) * 2).requires_grad_()
+    target = torch.rand(rows, classes)
+    options = dict(spec["options"])
+    if options.pop("weight", False):
+        options["weight"] = torch.rand(classes)
+    if options.pop("pos_weight", False):
+        options["pos_weight"] = torch.rand(classes) * 3
+    if spec["name"] == "binary_cross_entropy":
+        loss = torch.nn.functional.binary_cross_entropy(torch.sigmoid(logits), target, **options)
+    else:
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, **options)
+    loss.sum().backward()
+    return _flat(loss) + _flat(logits.grad)
+
+
+def _digest(values: list) -> list[float]:
+    """Exact sums of many values, plain and position-weighted: a one-ulp change anywhere shows."""
+    return [math.fsum(values), math.fsum(v * (i % 97 + 1) for i, v in enumerate(values))]
 
 
 def _matrix(torch, rows: int, columns: int, spec: dict[str, Any], transposed: str):
