@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from engine import elementwise, libm, numerics, record, saved, sleef
+from engine import elementwise, libm, moments, numerics, record, saved, sleef
 from engine.graph import Node
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -3879,22 +3879,6 @@ class BmmBackward0(Node):
 # ***** normalisation layers *****
 
 
-def _normalised(x, mean, invstd):
-    return (x - mean) * invstd
-
-
-def _normalisation_grad(grad, xhat, gamma, invstd, axes: tuple):
-    """The gradient of (x - mean)·invstd·gamma through batch statistics taken over `axes`.
-
-    dx = invstd · (g - mean(g) - x̂ · mean(g · x̂)) with g = grad · gamma: the two means are
-    what the batch's own mean and variance send back.
-    """
-    g = grad if gamma is None else grad * gamma
-    return invstd * (
-        g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True)
-    )
-
-
 class NativeLayerNormBackward0(Node):
     """nn.LayerNorm: each sample normalised over its last dims, then scaled and shifted."""
 
@@ -3905,27 +3889,42 @@ class NativeLayerNormBackward0(Node):
 
     def forward(self, x, weight, bias, normalized_shape: tuple, eps: float):
         self.save(0, 1, 2)  # PyTorch also keeps the mean and 1/std it worked out
-        axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
-        wide = x.astype(np.float64)
-        mean = wide.mean(axis=axes, keepdims=True)
-        rstd = 1 / np.sqrt(wide.var(axis=axes, keepdims=True) + eps)
-        self.axes, self.mean, self.rstd = axes, mean, rstd
-        out = _normalised(wide, mean, rstd)
-        if weight is not None:
-            out = out * weight
-        if bias is not None:
-            out = out + bias
-        return out.astype(x.dtype)
+        self.normalized_shape = normalized_shape
+        # the kernel reads the samples as rows of the normalised elements (engine/moments.py)
+        rows = _sample_rows(x, normalized_shape)
+        weight, bias = (None if p is None else p.reshape(-1) for p in (weight, bias))
+        if not rows.size:
+            self.mean = self.rstd = np.zeros(len(rows), x.dtype)
+            return x.copy()
+        out, self.mean, self.rstd = moments.layer_norm(rows, weight, bias, eps)
+        return out.reshape(x.shape)
 
     def backward(self, grad):
         x, weight, _ = self.saved_values()
-        wide = grad.astype(np.float64)
-        xhat = _normalised(x.astype(np.float64), self.mean, self.rstd)
-        batch = tuple(range(x.ndim - len(self.axes)))
-        grad_x = _normalisation_grad(wide, xhat, weight, self.rstd, self.axes)
-        grad_w = (wide * xhat).sum(axis=batch) if self.needs_input_grad[1] else None
-        grad_b = wide.sum(axis=batch) if self.needs_input_grad[2] else None
-        return tuple(None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b))
+        shape = self.normalized_shape
+        rows = _sample_rows(x, shape)
+        if not rows.size:
+            return (
+                x * 0,
+                None if weight is None else np.zeros(shape, x.dtype),
+                np.zeros(shape, x.dtype),
+            )
+        grads = _sample_rows(grad.astype(x.dtype, copy=False), shape)
+        flat = None if weight is None else weight.reshape(-1)
+        needs = tuple(self.needs_input_grad)
+        grad_x, grad_w, grad_b = moments.layer_norm_backward(
+            grads, rows, self.mean, self.rstd, flat, needs
+        )
+        return (
+            None if grad_x is None else grad_x.reshape(x.shape),
+            None if grad_w is None else grad_w.reshape(shape),
+            None if grad_b is None else grad_b.reshape(shape),
+        )
+
+
+def _sample_rows(x: np.ndarray, normalized_shape: tuple) -> np.ndarray:
+    """x as C-contiguous rows of the normalised elements, one per sample."""
+    return np.ascontiguousarray(x).reshape(-1, math.prod(normalized_shape))
 
 
 class NativeBatchNormBackward0(Node):
@@ -3940,53 +3939,33 @@ class NativeBatchNormBackward0(Node):
 
     def forward(self, x, weight, bias, running_mean, running_var, training, eps, batch_stats):
         self.save(0, 1)  # and the batch's mean and 1/std, as PyTorch does
-        axes = (0,) if x.ndim == 2 else (0, 2)
-        shape = (1, -1) if x.ndim == 2 else (1, -1, 1)
-        wide = x.astype(np.float64)
+        x = np.ascontiguousarray(x)
         if training:
-            mean = wide.mean(axis=axes)
-            var_sum = ((wide - mean.reshape(shape)) ** 2).sum(axis=axes)
+            mean, var_sum = moments.batch_norm_stats(x)
             count = x.size // x.shape[1]
-            invstd = 1 / np.sqrt(var_sum / count + eps)
+            invstd = moments.training_invstd(var_sum, count, eps)
             batch_stats.append((mean, var_sum, count))  # F.batch_norm folds them in afterwards
+            self.mean, self.invstd = mean, invstd
         else:
-            mean = running_mean.astype(np.float64)
-            invstd = 1 / np.sqrt(running_var.astype(np.float64) + eps)
-        self.training, self.axes = training, axes
-        self.mean, self.invstd = mean.reshape(shape), invstd.reshape(shape)
-        out = _normalised(wide, self.mean, self.invstd)
-        if weight is not None:
-            out = out * weight.reshape(shape)
-        if bias is not None:
-            out = out + bias.reshape(shape)
-        return out.astype(x.dtype)
+            mean = running_mean
+            invstd = moments.eval_invstd(running_var, eps, backward=False)
+            # the backward works 1/std out again, adding eps in double
+            self.mean, self.invstd = mean, moments.eval_invstd(running_var, eps, backward=True)
+        self.training = training
+        return moments.batch_norm(x, weight, bias, mean, invstd)
 
     def backward(self, grad):
         x, weight = self.saved_values()
-        shape = self.mean.shape
-        wide = grad.astype(np.float64)
-        gamma = None if weight is None else weight.astype(np.float64).reshape(shape)
-        xhat = _normalised(x.astype(np.float64), self.mean, self.invstd)
-        if self.training:
-            grad_x = _normalisation_grad(wide, xhat, gamma, self.invstd, self.axes)
-        else:
-            grad_x = wide * self.invstd if gamma is None else wide * gamma * self.invstd
-        grad_w = (wide * xhat).sum(axis=self.axes) if self.needs_input_grad[1] else None
-        grad_b = wide.sum(axis=self.axes) if self.needs_input_grad[2] else None
-        return tuple(None if g is None else g.astype(x.dtype) for g in (grad_x, grad_w, grad_b))
-
-
-def folded_running_stats(running_mean, running_var, mean, var_sum, count: int, momentum):
-    """PyTorch's update of the running statistics, in its types: the mean in float32, the
-    unbiased variance in double. Returned, for the caller to write (the kernel writes the
-    buffers directly, with no version bump)."""
-    kind = running_mean.dtype.type
-    m = kind(momentum)
-    new_mean = m * mean.astype(running_mean.dtype) + (kind(1) - m) * running_mean
-    unbiased = var_sum.astype(running_var.dtype).astype(np.float64) / (count - 1)
-    decayed = ((kind(1) - m) * running_var).astype(np.float64)
-    new_var = (np.float64(m) * unbiased + decayed).astype(running_var.dtype)
-    return new_mean, new_var
+        grads = np.ascontiguousarray(grad, dtype=x.dtype)
+        grad_x, grad_w, grad_b = moments.batch_norm_backward(
+            grads, np.ascontiguousarray(x), weight, self.mean, self.invstd, self.training
+        )
+        needs = self.needs_input_grad
+        return (
+            grad_x if needs[0] else None,
+            grad_w if needs[1] else None,
+            grad_b if needs[2] else None,
+        )
 
 
 # ***** activations' backwards recorded as ops (create_graph=True) *****

@@ -165,6 +165,15 @@ BCE_OPTIONS = [
     {"weight": True, "pos_weight": True, "reduction": "sum"},
 ]
 
+# layer_norm (shape, trailing dims normalised): rows shorter than a vector, tails, several
+# 16-vector Welford chunks, a sample of two dims; each affine form takes its own loop
+LAYER_NORM_SHAPES = [([6, 5], 1), ([10, 37], 1), ([33, 64], 1), ([4, 300], 1), ([3, 1000], 1)]
+LAYER_NORM_SHAPES += [([2, 3, 4, 10], 2)]
+LAYER_NORM_AFFINE = ("both", "none", "weight", "bias")
+# batch_norm: (N, C) rows take the channels-last kernels (two threads' buffers past 2 rows, a
+# loop per channel for 2 rows of 17-2048 channels), (N, C, L) the contiguous ones
+BATCH_NORM_SHAPES = [[32, 13], [5, 8], [2, 5], [2, 20], [64, 100], [4, 5, 9], [8, 3, 16], [3, 4, 1]]
+
 
 def cases() -> list[dict[str, Any]]:
     """Every case, as a spec both libraries can run."""
@@ -256,6 +265,15 @@ def cases() -> list[dict[str, Any]]:
                 continue
             spec = {"kind": "bce", "seed": 1600 + i, "shape": [37, 3], "name": name}
             out.append(dict(spec, options=options))
+    for i, (shape, dims) in enumerate(LAYER_NORM_SHAPES):
+        for affine in LAYER_NORM_AFFINE:
+            spec = {"kind": "layer-norm", "seed": 1700 + i, "shape": shape, "dim": [dims]}
+            out.append(dict(spec, name=affine))
+    for i, shape in enumerate(BATCH_NORM_SHAPES):
+        for training in (True, False):
+            for affine in (True, False):
+                spec = {"kind": "batch-norm", "seed": 1800 + i, "shape": shape, "affine": affine}
+                out.append(dict(spec, training=training, name="train" if training else "eval"))
     return out
 
 
@@ -340,6 +358,10 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
         return _power_of_tensor(torch, spec)
     if kind == "bce":
         return _binary_cross_entropy(torch, spec)
+    if kind == "layer-norm":
+        return _layer_norm(torch, spec)
+    if kind == "batch-norm":
+        return _batch_norm(torch, spec)
     raise ValueError(f"unknown case kind {kind!r}")
 
 
@@ -485,6 +507,45 @@ def _cross_entropy(torch, spec: dict[str, Any]) -> list[float]:
     loss = torch.nn.functional.cross_entropy(x, target, **options)
     loss.sum().backward()
     return _flat(loss) + _flat(x.grad)
+
+
+def _layer_norm(torch, spec: dict[str, Any]) -> list[float]:
+    """F.layer_norm of shifted, scaled data in one affine form: the output and every gradient."""
+    shape, dims, affine = spec["shape"], spec["dim"][0], spec["name"]
+    normalized = shape[len(shape) - dims :]
+    x = (torch.randn(*shape) * 2 + 3).requires_grad_()
+    weight = (torch.randn(*normalized) * 0.5 + 1).requires_grad_()
+    bias = (torch.randn(*normalized) * 0.5).requires_grad_()
+    weight = weight if affine in ("both", "weight") else None
+    bias = bias if affine in ("both", "bias") else None
+    y = torch.nn.functional.layer_norm(x, normalized, weight, bias)
+    (y * torch.randn(*shape)).sum().backward()
+    tensors = [y, x.grad] + [p.grad for p in (weight, bias) if p is not None]
+    return [v for t in tensors for v in _flat_or_digest(t)]
+
+
+def _batch_norm(torch, spec: dict[str, Any]) -> list[float]:
+    """nn.BatchNorm1d after one training step, in training or eval mode: its output, every
+    gradient and the running statistics."""
+    shape = spec["shape"]
+    layer = torch.nn.BatchNorm1d(shape[1], affine=spec["affine"])
+    with torch.no_grad():
+        layer(torch.randn(*shape) * 3 + 1)  # running statistics that are not the defaults
+        if spec["affine"]:
+            layer.weight.copy_(torch.randn(shape[1]) * 0.5 + 1)
+            layer.bias.copy_(torch.randn(shape[1]))
+    layer.train(spec["training"])
+    x = (torch.randn(*shape) * 2 - 1).requires_grad_()
+    y = layer(x)
+    (y * torch.randn(*shape)).sum().backward()
+    tensors = [y, x.grad, layer.running_mean, layer.running_var]
+    tensors += [layer.weight.grad, layer.bias.grad] if spec["affine"] else []
+    return [v for t in tensors for v in _flat_or_digest(t)]
+
+
+def _flat_or_digest(t) -> list[float]:
+    values = _flat(t)
+    return values if len(values) <= DIGEST_ABOVE else _digest(values)
 
 
 def _flat(t) -> list[float]:

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from engine import dtypes, numerics
+from engine import dtypes, moments, numerics
 from engine import functions as fn
 from engine import random as rng
 from engine.creation import where
@@ -1232,7 +1232,7 @@ def batch_norm(
     if batch_stats and running_mean is not None:
         # PyTorch's kernel folds the batch's statistics into the running ones in place, with no
         # version bump; done here, after the op is recorded, so the trace shows the op first
-        new = fn.folded_running_stats(
+        new = moments.running_stats(
             running_mean._array, running_var._array, *batch_stats[0], momentum
         )
         for stat, values in zip((running_mean, running_var), new, strict=True):

@@ -1,8 +1,8 @@
 """Normalisation layers: nn.LayerNorm and nn.BatchNorm1d, and their functional forms.
 
 Both record one node each (NativeLayerNormBackward0, NativeBatchNormBackward0, as PyTorch's
-native kernels do); the statistics are worked out in float64 and the result rounded to the
-input's dtype, so values agree with PyTorch's to float32 precision (not always to the last bit).
+native kernels do), whose arithmetic follows PyTorch's CPU kernels step by step
+(engine/moments.py): float32 values, gradients and running statistics match to the last bit.
 """
 
 from __future__ import annotations
