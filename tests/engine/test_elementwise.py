@@ -159,11 +159,32 @@ def test_libm_pow_broadcasts_and_keeps_shapes() -> None:
     assert libm.exp(np.array(0.5, F)).shape == ()
 
 
-def test_without_glibc_the_float64_function_is_rounded_once(monkeypatch) -> None:
+@pytest.mark.parametrize(("name", "algorithm"), [("log", libm._logf), ("log1p", libm._log1pf)])
+def test_glibcs_logf_and_log1pf_in_numpy_are_glibcs_own(name: str, algorithm) -> None:
+    # past a few elements these run in numpy (one call per element costs more): every bit must
+    # be the library's, over the whole range, subnormals and edges included
+    x = np.concatenate(
+        [
+            RNG.integers(0, 0x7F800000, 200_000, dtype=np.uint32).view(F),
+            -RNG.integers(0, 0x3F800000, 50_000, dtype=np.uint32).view(F),
+            RNG.uniform(-0.99, 3, 50_000).astype(F),
+            np.array([0.0, -0.0, -1, -2, INF, -INF, NAN, 1e-40, 1.4e-45, 3.4e38], F),
+        ]
+    )
+    call = libm._FUNCTIONS[name + "f"]
+    want = np.array([call(v) for v in x.tolist()], F)
+    with np.errstate(all="ignore"):
+        got = algorithm(x)
+    assert np.array_equal(got.view(np.int32), want.view(np.int32))  # nans' signs too
+    assert np.array_equal(getattr(libm, name)(x[:10]), got[:10], equal_nan=True)  # the calls
+
+
+def test_without_glibc_its_algorithms_or_the_rounded_float64_function(monkeypatch) -> None:
     monkeypatch.setattr(libm, "_FUNCTIONS", {})
     x = np.linspace(0.1, 3, 50, dtype=F)
     assert not libm.available()
-    assert np.array_equal(libm.log(x), np.log(x.astype(np.float64)).astype(F))
+    assert np.array_equal(libm.exp(x), np.exp(x.astype(np.float64)).astype(F))
+    assert np.array_equal(libm.log(x[:3]), libm._logf(x[:3]))
     assert np.array_equal(libm.pow(x, F(2.5)), (x.astype(np.float64) ** np.float64(2.5)).astype(F))
 
 
