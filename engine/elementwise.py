@@ -39,9 +39,9 @@ def sigmoid(a: np.ndarray) -> np.ndarray:
 
 def silu(a: np.ndarray) -> np.ndarray:
     """x / (1 + e^-x), one division (not x · sigmoid(x))."""
-    if a.dtype != np.float32:
-        return a * sigmoid(a)
     with np.errstate(over="ignore"):
+        if a.dtype != np.float32:
+            return a / (a.dtype.type(1) + np.exp(-a))
         return vectorized_loop(
             lambda x: x / (_ONE + sleef.exp(-x)), lambda x: x / (_ONE + libm.exp(-x)), a
         )
