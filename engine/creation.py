@@ -505,7 +505,7 @@ def randint(*args, **kwargs) -> Tensor:
     devices.check(bound["device"])
     low, high = int(bound.get("low", 0)), int(bound["high"])
     dt = _dtype(bound["dtype"], dtypes.int64)
-    _check_int_range(low, high, dt)
+    check_random_bounds(low, high, dt)
     values = _generator(bound.get("generator")).randint(low, high, _shape((bound["size"],)))
     return leaf(values.astype(dt), bound["requires_grad"], "randint")
 
@@ -526,19 +526,7 @@ def _randint_overloads():
     )
 
 
-# the C type PyTorch's bound messages name for each dtype
-_C_TYPES = {
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
-    "float16": "c10::Half",
-}
-
-
-def _check_int_range(low: int, high: int, dt: np.dtype) -> None:
+def check_random_bounds(low: int, high: int, dt: np.dtype) -> None:
     """random_(from, to)'s checks: a range that is not empty, with bounds the dtype holds."""
     if low >= high:
         raise RuntimeError(
@@ -566,9 +554,9 @@ def _check_int_range(low: int, high: int, dt: np.dtype) -> None:
     else:
         lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
     if not lo <= low <= hi:
-        raise RuntimeError(f"from is out of bounds for {_C_TYPES[dt.name]}")
+        raise RuntimeError(f"from is out of bounds for {dtypes.CPP_NAMES[dt.name]}")
     if not lo <= high - 1 <= hi:
-        raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPES[dt.name]}")
+        raise RuntimeError(f"to - 1 is out of bounds for {dtypes.CPP_NAMES[dt.name]}")
 
 
 def randint_like(

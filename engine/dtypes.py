@@ -57,6 +57,22 @@ FROM_NUMPY = {d.np: d for d in ALL}
 _default_float = [float32]
 
 
+# how PyTorch's C++ spells each dtype in its messages ("from is out of bounds for signed char",
+# "expected dtype float ... but got dtype double", TensorOptions' "dtype=long int")
+CPP_NAMES = {
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+}
+
+
 def default_float() -> dtype:
     return _default_float[0]
 

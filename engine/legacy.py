@@ -18,20 +18,6 @@ from engine.shape import Size
 from engine.tensor import Tensor
 from engine.unsupported import UnsupportedByGradtrace
 
-# how PyTorch's C++ spells a dtype in the TensorOptions of its "expected ... (got ...)" message
-_CPP_NAMES = {
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "float32": "float",
-    "float64": "double",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
-}
-
 _SIGNATURES = (
     " * (*, torch.device device = None)\n"
     " * (torch.Storage storage)\n"
@@ -101,8 +87,8 @@ def _size(args: tuple) -> tuple[int, ...]:
 
 def _options(dt: dtypes.dtype) -> str:
     return (
-        f"dtype={_CPP_NAMES[dt.name]}, device=cpu, layout=Strided, requires_grad=false (default), "
-        "pinned_memory=false (default), memory_format=(nullopt)"
+        f"dtype={dtypes.CPP_NAMES[dt.name]}, device=cpu, layout=Strided, "
+        "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)"
     )
 
 

@@ -328,20 +328,14 @@ def _two_tensors(method: str):
 FUNCTIONS = {name: _two_tensors(name) for name in ("fmax", "fmin", "maximum", "minimum")}
 
 
-# C++'s names for the dtypes, as lerp's messages spell them
-_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}
-
-
 def _lerp_operands(start: Tensor, end, weight) -> tuple:
     """lerp's node, inputs and arrays: end (and a tensor weight) must have start's dtype."""
     _tensor_argument(end, "lerp", "end")
     operands = [("end", end)] + ([("weight", weight)] if isinstance(weight, Tensor) else [])
     for name, t in operands:
         if t._array.dtype != start._array.dtype:
-            raise RuntimeError(
-                f"expected dtype {_C_TYPES.get(start.dtype.name, start.dtype.name)} for `{name}` "
-                f"but got dtype {_C_TYPES.get(t.dtype.name, t.dtype.name)}"
-            )
+            expected, got = (dtypes.CPP_NAMES[x.dtype.name] for x in (start, t))
+            raise RuntimeError(f"expected dtype {expected} for `{name}` but got dtype {got}")
         broadcast_shapes(start._array.shape, t._array.shape)
     if isinstance(weight, Tensor):
         inputs = (start, end, weight)

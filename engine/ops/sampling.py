@@ -59,21 +59,9 @@ class Sampling:
         if high is None:
             drawn = gen.random(self._array.shape, dt)
         else:
-            _check_random_range(low, high, dt)
+            creation.check_random_bounds(low, high, dt)
             drawn = gen.randint(low, high, self._array.shape).astype(dt)
         return _fill(self, drawn, "random_")
-
-
-# what PyTorch's messages call each dtype whose range random_'s bounds must fit
-_C_NAMES = {
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
-    "float16": "c10::Half",
-}
 
 
 def _random_bounds(bounds: tuple, named: dict) -> tuple[int, int | None]:
@@ -89,26 +77,6 @@ def _random_bounds(bounds: tuple, named: dict) -> tuple[int, int | None]:
             "give both bounds"
         )
     return low, None if high is None else int(high)
-
-
-def _check_random_range(low: int, high: int, dt: np.dtype) -> None:
-    if low >= high:
-        raise RuntimeError(
-            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-        )
-    if dt.kind == "b":
-        lo, hi = 0, 1
-    elif dt.kind == "f":
-        if dt != np.float16:
-            return  # float32 and float64 hold every int64 bound
-        lo, hi = -65504, 65504
-    else:
-        lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
-    name = _C_NAMES[dt.name]
-    if not lo <= low <= hi:
-        raise RuntimeError(f"from is out of bounds for {name}")
-    if not lo <= high - 1 <= hi:
-        raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
 def _float_target(t: Tensor, op: str):
