@@ -122,13 +122,13 @@ def _chunk_moments(x: np.ndarray, lanes: int) -> tuple[list, list]:
 
 def _add_moments(count_add: int, mean_add, square_add, count: int, mean, square) -> tuple:
     """AddMomentsVec: one set of lane moments merged into another (m1 += c * delta unfused;
-    m2 + m2_add, then delta * (delta * c * m0) fused onto it)."""
+    m2 + m2_add, then (delta * c) * (delta * m0) fused onto it)."""
     kind = mean.dtype.type
     total = count + count_add
     c = kind(0) if total == 0 else kind(count_add) / kind(total)
     delta = mean_add - mean
     mean = mean + c * delta
-    square = _fma(delta, delta * c * kind(count), square + square_add)
+    square = _fma(delta * c, delta * kind(count), square + square_add)
     return total, mean, square
 
 
