@@ -195,7 +195,8 @@ def apply_inplace(node_cls, target: Tensor, inputs: tuple, arrays: tuple, **kwar
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         ) from None
-    _check_written(target, node.name())  # as PyTorch: refused once written, at the bump
+    if target._version_counter.inference:  # as PyTorch: refused once written, at the bump
+        _check_written(target, node.name)
     target._version_counter.value += 1
     if recording:
         edges = [edge(t) for t in inputs]
@@ -331,20 +332,22 @@ def rewritten(t: Tensor, op: str) -> None:
         tracing.current.on_rewrite(t, op)
 
 
-def _check_written(t: Tensor, op: str) -> None:
+def _check_written(t: Tensor, op_name) -> None:
     """Refuse a write into an inference tensor outside inference mode, as PyTorch does: after
-    its kernel has written the values, which stay written; the trace shows them."""
+    its kernel has written the values, which stay written; the trace shows them (as a write
+    by the op `op_name()` names)."""
     try:
         check_writable(t._version_counter)
     except RuntimeError:
-        rewritten(t, op)
+        rewritten(t, op_name())
         raise
 
 
 def bump(t: Tensor, op: str, node, reads: tuple | None = None) -> None:
     """A change to t's values made without a node of its own (optimizer.step, zero_grad);
     `reads` are the tensors the new values were made from (t itself, unless said)."""
-    _check_written(t, op)  # the values are written already, as in PyTorch
+    if t._version_counter.inference:  # the values are written already, as in PyTorch
+        _check_written(t, lambda: op)
     t._version_counter.value += 1
     if tracing.current is not None:
         tracing.current.on_inplace(t, node, reads or (t,), False, op=op)

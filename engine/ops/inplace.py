@@ -18,12 +18,14 @@ class InPlace:
     """Trailing-underscore methods, and the augmented operators (+=, ...) that call them."""
 
     def add_(self, other, *, alpha=1):
-        check_alpha(result_dtype(self, other).np, alpha)
+        if type(alpha) is not int or alpha != 1:  # (the default fits every dtype: no check)
+            check_alpha(result_dtype(self, other).np, alpha)
         return inplace(fn.AddBackward0, self, other, alpha=checked(self._array, alpha))
 
     def sub_(self, other, *, alpha=1):
         refuse_bool_subtraction(self, other)
-        check_alpha(result_dtype(self, other).np, alpha)
+        if type(alpha) is not int or alpha != 1:
+            check_alpha(result_dtype(self, other).np, alpha)
         return inplace(fn.SubBackward0, self, other, alpha=checked(self._array, alpha))
 
     def mul_(self, other):
@@ -64,7 +66,7 @@ def inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
             "result type Float can't be cast to the desired output type "
             + dtypes.type_word(target.dtype)
         )
-    if node_cls in _ARITHMETIC:
+    if node_cls in _ARITHMETIC and target._array.dtype.kind != "f":  # floats take any result
         _check_castable(target, other)
     if isinstance(other, Tensor):
         broadcast_shapes(target._array.shape, other._array.shape)
