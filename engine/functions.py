@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from engine import elementwise, libm, moments, numerics, record, saved, sleef
+from engine import elementwise, libm, moments, norms, numerics, record, saved, sleef
 from engine.graph import Node
 from engine.unsupported import UnsupportedByGradtrace
 
@@ -1857,6 +1857,9 @@ class LinalgVectorNormBackward0(Node):
 
 
 def vector_norm(a, ord, dims, keepdim):
+    computed = norms.vector_norm(a, ord, dims, keepdim)  # PyTorch's kernel, float32 and float64
+    if computed is not None:
+        return computed
     axis = dims if dims is not None else None
     size = np.abs(a)
     if ord == 2:
@@ -2763,6 +2766,9 @@ class Atan2Backward0(Node):
 
     def forward(self, a, b):
         self.save(0, 1)
+        if a.dtype == b.dtype == np.float32:
+            # PyTorch's kernel: Sleef's vector atan2, glibc's atan2f for the leftovers
+            return numerics.vectorized_loop(sleef.atan2, libm.atan2, a, b)
         return np.arctan2(a, b)
 
     def backward(self, grad):
@@ -2770,8 +2776,8 @@ class Atan2Backward0(Node):
         squares = a * a + b * b
         with np.errstate(divide="ignore", invalid="ignore"):
             # at the origin, where atan2 has no derivative, PyTorch sends 0
-            scale = np.where(squares == 0, 0, grad / squares)
-        return scale * b, -scale * a
+            recip = np.where(squares == 0, squares.dtype.type(0), 1 / squares)
+        return grad * b * recip, grad * -a * recip
 
 
 class FmaxBackward0(Node):

@@ -43,10 +43,10 @@ def _load() -> dict:
     except OSError:
         return {}
     functions = {}
-    for name in (*_FALLBACKS, "powf"):
+    for name in (*_FALLBACKS, "powf", "atan2f"):
         function = getattr(library, name)
         function.restype = ctypes.c_float
-        function.argtypes = (ctypes.c_float,) * (2 if name == "powf" else 1)
+        function.argtypes = (ctypes.c_float,) * (2 if name in ("powf", "atan2f") else 1)
         functions[name] = function
     return functions
 
@@ -219,6 +219,16 @@ def pow(x: np.ndarray, y) -> np.ndarray:  # noqa: A001 - C's name, as torch.pow'
             return (x.astype(np.float64) ** y.astype(np.float64)).astype(_F)
     values = [function(a, b) for a, b in zip(x.ravel().tolist(), y.ravel().tolist(), strict=True)]
     return np.array(values, _F).reshape(x.shape)
+
+
+def atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """glibc's atan2f, elementwise over float32 arrays of one shape."""
+    y, x = np.asarray(y, _F), np.asarray(x, _F)
+    function = _FUNCTIONS.get("atan2f")
+    if function is None:
+        return np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(_F)
+    values = [function(a, b) for a, b in zip(y.ravel().tolist(), x.ravel().tolist(), strict=True)]
+    return np.array(values, _F).reshape(y.shape)
 
 
 def available() -> bool:

@@ -1,8 +1,9 @@
 """Sleef's float32 functions, as PyTorch 2.13's AVX2 vector code computes them.
 
 Where PyTorch's CPU kernels call `Vectorized<float>::exp()`, `::log()`, `::pow()`, `::expm1()`,
-`::log1p()`, `::tanh()`, `::sinh()` or `::cosh()` (softmax, sigmoid and the activations, tensor
-** number, torch.expm1 and friends) rather than MKL's VML (engine/vml.py), the numbers come from
+`::log1p()`, `::tanh()`, `::sinh()`, `::cosh()` or `::atan2()` (softmax, sigmoid and the
+activations, tensor ** number, torch.expm1 and friends, torch.atan2) rather than MKL's VML
+(engine/vml.py), the numbers come from
 Sleef's `expf8_u10`, `logf8_u10`, `powf8_u10`, `expm1f8_u10`, and so on. Those are not correctly
 rounded: a float64 exp rounded once misses Sleef's bit in about 4% of inputs (a float64 pow in
 about 2%), enough to change a printed loss. This
@@ -530,3 +531,72 @@ def _divide_pairs(n_hi, n_lo, d_hi, d_lo, fma) -> tuple[np.ndarray, np.ndarray]:
     u = _exact_fma(t, n_hi, -q)
     lo = fma(-d_lo, t, _exact_fma(-d_hi, t, _F(1)))
     return q, fma(q, lo, fma(n_lo, t, u))
+
+
+# ***** atan2: the angle as a double-float, its quadrant from the signs (atan2kf_u1) *****
+
+_ATAN2_POLYNOMIAL = tuple(
+    _F(c)
+    for c in (
+        -0.00176397908944636583328247,
+        0.0107900900766253471374512,
+        -0.0309564601629972457885742,
+        0.0577365085482597351074219,
+        -0.0838950723409652709960938,
+        0.109463557600975036621094,
+        -0.142626821994781494140625,
+        0.199983194470405578613281,
+    )
+)
+_ATAN2_THIRD = _F(-0.333332866430282592773438)
+_HALF_PI_PAIR = (_F(1.5707963705062866211), _F(-4.3711388286737928865e-08))
+_ATAN2_TINY = _F(2.9387372783541830947e-39)  # below it x and y are scaled up by 2^24 first
+_PI = _F(np.pi)
+
+
+@_checked_once(rows=16)
+def atan2(y: np.ndarray, x: np.ndarray, fma=_fma) -> np.ndarray:
+    """Sleef_atan2f8_u10: the angle of (x, y) for float32 arrays, bit for bit."""
+    x = np.asarray(x, _F)
+    tiny = np.abs(x) < _ATAN2_TINY
+    if tiny.any():
+        x = np.where(tiny, x * _F(1 << 24), x)
+        y = np.where(tiny, y * _F(1 << 24), y)
+    hi, lo = _atan2k(np.abs(y), x, fma)
+    r = _with_sign_of(hi + lo, x)
+    special = np.isinf(x) | (x == 0) | np.isinf(y) | (y == 0) | np.isnan(x) | np.isnan(y)
+    if special.any():
+        half_pi, quarter_pi = _F(np.pi / 2), _F(np.pi / 4)
+        r = np.where(np.isinf(x) | (x == 0), half_pi - _inf_or_zero(x, half_pi), r)
+        r = np.where(np.isinf(y), half_pi - _inf_or_zero(x, quarter_pi), r)
+        r = np.where(y == 0, np.where(np.signbit(x), _PI, _F(0)), r)
+        nan = np.isnan(x) | np.isnan(y)  # Sleef sets every bit: a negative nan
+        return np.where(nan, np.uint32(0xFFFFFFFF).view(_F), _with_sign_of(r, y))
+    return _with_sign_of(r, y)
+
+
+def _atan2k(y: np.ndarray, x: np.ndarray, fma) -> tuple[np.ndarray, np.ndarray]:
+    """atan2kf_u1 of y >= 0: x folded to |x| (quadrant -2 if it was negative), the smaller over
+    the larger in double-floats, a polynomial in its square, the quadrants' pi/2s added back."""
+    negative = x < 0
+    q = np.where(negative, -2, 0)
+    x = np.abs(x)  # the sign bit cleared, as Sleef's xor does for a negative x
+    steep = x < y
+    q = np.where(steep, q + 1, q)
+    zero = np.zeros_like(x)  # the low halves of x and y (their signs never reach the result)
+    s_hi, s_lo = _divide_pairs(np.where(steep, -x, y), zero, np.where(steep, y, x), zero, fma)
+    t_hi, t_lo = _two_sum_fast(*_square_pair(s_hi, s_lo, fma))
+    u = _ATAN2_POLYNOMIAL[0]
+    for c in _ATAN2_POLYNOMIAL[1:]:
+        u = fma(u, t_hi, c)
+    t_hi, t_lo = _mul_pairs(t_hi, t_lo, *_two_sum_fast(_ATAN2_THIRD, u * t_hi), fma)
+    t_hi, t_lo = _mul_pairs(s_hi, s_lo, *_add_pairs(_F(1), _F(0), t_hi, t_lo), fma)
+    turn_hi, turn_lo = _mul_pair_float(*_HALF_PI_PAIR, q.astype(_F), fma)
+    return _add_pairs(turn_hi, turn_lo, t_hi, t_lo)
+
+
+def _inf_or_zero(d: np.ndarray, m) -> np.ndarray:
+    """visinf2: m, negative if d is, where d is infinite; +0 elsewhere."""
+    sign = np.signbit(d).astype(np.int32) << 31
+    bits = np.where(np.isinf(d), sign | np.asarray(m, _F).view(np.int32), 0)
+    return bits.astype(np.int32).view(_F)

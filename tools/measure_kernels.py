@@ -127,11 +127,61 @@ def _batch_norm(rng, count: int) -> list[dict]:
     return cases
 
 
+def _norms(rng, count: int) -> list[dict]:
+    cases = []
+    for _ in range(count):
+        shape = tuple(int(v) for v in rng.integers(1, 70, int(rng.integers(1, 4))))
+        dim = int(rng.integers(0, len(shape)))
+        x = (rng.standard_normal(shape) * rng.choice([0.5, 1, 3])).astype(np.float32)
+        g = rng.standard_normal(shape).astype(np.float32)
+        for kind in ("norm", "normalize", "cosine_similarity"):
+            p = float(rng.choice([2, 1, 3])) if kind != "cosine_similarity" else 2.0
+            other = rng.standard_normal(shape).astype(np.float32)
+            cases.append(
+                {"family": "norms", "label": f"{kind} p={p:g}", "kind": kind, "x": x, "y": other}
+                | {"dim": dim, "p": p, "g": g}
+            )
+    return cases
+
+
+def _atan2(rng, count: int) -> list[dict]:
+    cases = []
+    for _ in range(count):
+        n = int(rng.integers(1, 3000))
+        y, x = (rng.standard_normal((2, n)) * rng.choice([0.01, 1, 100])).astype(np.float32)
+        cases.append({"family": "atan2", "label": "atan2", "x": x, "y": y})
+    return cases
+
+
+def _losses(rng, count: int) -> list[dict]:
+    cases = []
+    for _ in range(count):
+        shape = tuple(int(v) for v in rng.integers(1, 50, int(rng.integers(1, 3))))
+        reduction = str(rng.choice(["mean", "sum", "none"]))
+        names = ("binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss")
+        for name in (*names, "huber_loss"):
+            if True:
+                x = rng.standard_normal(shape).astype(np.float32) * 2
+                if name == "binary_cross_entropy":
+                    x = 1 / (1 + np.exp(-x))
+                target = rng.random(shape).astype(np.float32)
+                if name in ("smooth_l1_loss", "huber_loss"):
+                    target = (rng.standard_normal(shape) * 2).astype(np.float32)
+                case = {"family": "losses", "label": f"{name} {reduction}", "name": name}
+                case |= {"x": x, "y": target, "reduction": reduction}
+                case["beta"] = float(rng.choice([1.0, 0.5, 2.0]))
+                cases.append(case)
+    return cases
+
+
 FAMILIES = {
     "products": _products,
     "linear": _linear,
     "layer_norm": _layer_norm,
     "batch_norm": _batch_norm,
+    "norms": _norms,
+    "atan2": _atan2,
+    "losses": _losses,
 }
 
 
@@ -188,6 +238,32 @@ def run(torch, case: dict) -> dict:
             "running_mean": mean,
             "running_var": var,
         }
+    if family == "norms":
+        F = torch.nn.functional
+        x = tensor(case["x"], grad=True)
+        dim, p = case["dim"], case["p"]
+        if case["kind"] == "norm":
+            y = x.norm(p=p, dim=dim)
+        elif case["kind"] == "normalize":
+            y = F.normalize(x, p=p, dim=dim)
+        else:
+            y = F.cosine_similarity(x, tensor(case["y"]), dim=dim)
+        y.backward(torch.ones_like(y) if y.shape != x.shape else tensor(case["g"]))
+        return {"out": y, "x.grad": x.grad}
+    if family == "atan2":
+        y, x = tensor(case["y"], grad=True), tensor(case["x"], grad=True)
+        out = torch.atan2(y, x)
+        out.sum().backward()
+        return {"out": out, "y.grad": y.grad, "x.grad": x.grad}
+    if family == "losses":
+        F = torch.nn.functional
+        x = tensor(case["x"], grad=True)
+        options = {"reduction": case["reduction"]}
+        if case["name"] in ("smooth_l1_loss", "huber_loss"):
+            options["beta" if case["name"] == "smooth_l1_loss" else "delta"] = case["beta"]
+        loss = getattr(F, case["name"])(x, tensor(case["y"]), **options)
+        loss.backward(torch.ones_like(loss))
+        return {"out": loss, "x.grad": x.grad}
     raise ValueError(family)
 
 

@@ -173,6 +173,23 @@ LAYER_NORM_AFFINE = ("both", "none", "weight", "bias")
 # batch_norm: (N, C) rows take the channels-last kernels (two threads' buffers past 2 rows, a
 # loop per channel for 2 rows of 17-2048 channels), (N, C, L) the contiguous ones
 BATCH_NORM_SHAPES = [[32, 13], [5, 8], [2, 5], [2, 20], [64, 100], [4, 5, 9], [8, 3, 16], [3, 4, 1]]
+# atan2: Sleef's vector atan2 over 16-float pairs, glibc's atan2f for the rest, a broadcast
+ATAN2_SHAPES = [([7], [7]), ([16], [16]), ([37], [37]), ([5, 1], [1, 7]), ([40000], [40000])]
+# vector norms: (shape, dim, p); the last contiguous dims take the vectorised 2-norm (leftovers
+# of 1-7 elements), any other reduction one element at a time, long ones in two threads' halves
+NORM_CASES = [
+    ([5, 37], [1], 2),
+    ([5, 31], [1], 2),
+    ([9, 5], [1], 2),
+    ([33, 8], [0], 2),
+    ([3, 4, 20], [1, 2], 2),
+    ([64, 7], [0], 1),
+    ([6, 30], [1], 3),
+    ([10, 9], [0], "inf"),
+    ([1, 50], [0], 3),
+    ([40000], [0], 1),
+    ([40000], [0], 2),
+]
 
 
 def cases() -> list[dict[str, Any]]:
@@ -274,6 +291,14 @@ def cases() -> list[dict[str, Any]]:
             for affine in (True, False):
                 spec = {"kind": "batch-norm", "seed": 1800 + i, "shape": shape, "affine": affine}
                 out.append(dict(spec, training=training, name="train" if training else "eval"))
+    for i, (first, second) in enumerate(ATAN2_SHAPES):
+        out.append({"kind": "atan2", "seed": 1900 + i, "shape": [first, second]})
+    for i, (shape, dim, p) in enumerate(NORM_CASES):
+        for name in ("norm", "normalize", "cosine_similarity"):
+            if name != "norm" and (p != 2 and name == "cosine_similarity" or len(dim) > 1):
+                continue  # cosine_similarity is a 2-norm; both take one dim
+            spec = {"kind": "vector-norm", "seed": 1950 + i, "shape": shape, "dim": dim}
+            out.append(dict(spec, name=name, p=p))
     return out
 
 
@@ -362,6 +387,14 @@ def run_case(torch, spec: dict[str, Any]) -> list[float]:
         return _layer_norm(torch, spec)
     if kind == "batch-norm":
         return _batch_norm(torch, spec)
+    if kind == "atan2":
+        y = torch.randn(*spec["shape"][0], requires_grad=True)
+        x = (torch.randn(*spec["shape"][1]) * 3).requires_grad_()
+        out = torch.atan2(y, x)
+        (out * torch.randn(*out.shape)).sum().backward()
+        return [v for t in (out, y.grad, x.grad) for v in _flat_or_digest(t)]
+    if kind == "vector-norm":
+        return _vector_norm(torch, spec)
     raise ValueError(f"unknown case kind {kind!r}")
 
 
@@ -541,6 +574,22 @@ def _batch_norm(torch, spec: dict[str, Any]) -> list[float]:
     tensors = [y, x.grad, layer.running_mean, layer.running_var]
     tensors += [layer.weight.grad, layer.bias.grad] if spec["affine"] else []
     return [v for t in tensors for v in _flat_or_digest(t)]
+
+
+def _vector_norm(torch, spec: dict[str, Any]) -> list[float]:
+    """Tensor.norm, F.normalize or F.cosine_similarity over spec's dims, and the gradient."""
+    F = torch.nn.functional
+    p = float(spec["p"])
+    x = (torch.randn(*spec["shape"]) * 2).requires_grad_()
+    dim = spec["dim"] if len(spec["dim"]) > 1 else spec["dim"][0]
+    if spec["name"] == "norm":
+        y = x.norm(p=p, dim=dim)
+    elif spec["name"] == "normalize":
+        y = F.normalize(x, p=p, dim=dim)
+    else:
+        y = F.cosine_similarity(x, torch.randn(*spec["shape"]), dim=dim)
+    (y * torch.randn(tuple(y.shape))).sum().backward()
+    return [v for t in (y, x.grad) for v in _flat_or_digest(t)]
 
 
 def _flat_or_digest(t) -> list[float]:
