@@ -192,8 +192,8 @@ from torch import nn
 import torch.nn.functional as F
 
 torch.manual_seed(0)
-x_train = torch.rand(64, 784)
-y_train = torch.randint(0, 10, (64,))
+x_train = torch.rand(16, 784)
+y_train = torch.randint(0, 10, (16,))
 n, c = x_train.shape
 print(x_train.shape, y_train.min(), y_train.max())
 
@@ -208,7 +208,7 @@ class Mnist_Logistic(nn.Module):
 
 model = Mnist_Logistic()
 loss_func = F.cross_entropy
-bs = 16
+bs = 8
 xb = x_train[0:bs]
 yb = y_train[0:bs]
 print(loss_func(model(xb), yb))
@@ -366,8 +366,8 @@ def accuracy(out, yb):
     preds = torch.argmax(out, dim=1)
     return (preds == yb).float().mean()
 
-xb = torch.rand(8, 784)
-yb = torch.randint(0, 10, (8,))
+xb = torch.rand(4, 784)
+yb = torch.randint(0, 10, (4,))
 preds = model(xb)
 print(preds[0], preds.shape)
 loss_func = nll
@@ -694,8 +694,8 @@ S(
 import torch
 
 g = torch.Generator().manual_seed(2147483647)
-n_embd, block_size, n_hidden = 10, 3, 200
-x = torch.randn(1000, n_embd * block_size, generator=g)
+n_embd, block_size, n_hidden = 10, 3, 64
+x = torch.randn(64, n_embd * block_size, generator=g)
 W1 = torch.randn((n_embd * block_size, n_hidden), generator=g) * (5/3)/((n_embd * block_size)**0.5)
 b1 = torch.randn(n_hidden, generator=g) * 0.01
 hpreact = x @ W1 + b1
