@@ -148,6 +148,8 @@ _METHODS = [
     "min",
     "argmax",
     "argmin",
+    "nonzero",
+    "argwhere",
     "t",
     "transpose",
     "permute",

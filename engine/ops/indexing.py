@@ -15,7 +15,7 @@ from engine.numpy_names import numpy_names
 from engine.ops.linalg import c_name
 from engine.ops.scalars import checked
 from engine.promotion import check_number
-from engine.record import apply, apply_inplace, bump
+from engine.record import apply, apply_inplace, bump, plain
 from engine.shape import broadcast_shapes, wrap_dim
 from engine.tensor import Tensor, tensor_methods
 
@@ -83,6 +83,16 @@ class Indexing:
             raise RuntimeError("masked_select: expected BoolTensor for mask")
         broadcast_shapes(self._array.shape, mask._array.shape)
         return apply(fn.MaskedSelectBackward0, (self,), mask=mask._array)
+
+    def nonzero(self, *, as_tuple=False):
+        # a 0-d input is one hit or none: a (1, 0) or (0, 0) table, or one dim's indices as_tuple
+        if as_tuple:
+            return tuple(plain(i, "indices") for i in np.nonzero(np.atleast_1d(self._array)))
+        # numpy builds the table column by column, so its strides are (1, ndim) as PyTorch's are
+        return plain(np.argwhere(self._array), "indices")
+
+    def argwhere(self):
+        return self.nonzero()
 
 
 def _index_along(t: Tensor, dim: int, index: Tensor, op: str) -> np.ndarray:

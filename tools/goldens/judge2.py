@@ -955,7 +955,7 @@ print(torch.isclose(a, torch.tensor(0.3)), torch.allclose(a, torch.tensor(0.3)))
 x = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64)
 print(x.sum() == 0.6, x.sum(), x.sum().item())
 y = torch.linspace(0, 1, 11)
-print(y[3] == 0.3, y[3].item(), (y == 0.5).sum())
+print(y[3] == 0.3, y[3].item(), (y == 0.5).nonzero())
 print(torch.tensor(1/3) * 3 == 1, torch.tensor(1.0) / 3 * 3)
 print(torch.equal(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0000001])))
 """,
@@ -1055,5 +1055,20 @@ opt.step()
 print(w)
 opt.zero_grad()
 print(w.grad)
+""",
+)
+
+# ***** 8. Gaps the judge found, fixed *****
+
+S(
+    "judge2-fix-nonzero-and-argwhere",
+    """
+import torch
+x=torch.tensor([[0.,1.5],[2.,0.]],requires_grad=True)
+print(x.nonzero(), x.nonzero(as_tuple=True), torch.nonzero(x), torch.argwhere(x), x.argwhere())
+print(torch.tensor(5).nonzero(), torch.tensor(0).nonzero(), torch.tensor(5).nonzero(as_tuple=True), torch.tensor(0).nonzero(as_tuple=True))
+print(torch.tensor([True,False,True]).nonzero().squeeze(1), torch.zeros(0).nonzero(), torch.nonzero(x, as_tuple=True))
+n = x.nonzero()
+print(n.dtype, n.requires_grad, n.is_leaf, n.stride(), x[x.nonzero(as_tuple=True)])
 """,
 )
