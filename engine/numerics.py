@@ -332,6 +332,8 @@ def fma_add(a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
     PyTorch's kernel is vec::fmadd(b, alpha, a): the product is never rounded on its own.
     """
     dtype = np.result_type(a, b)
+    if dtype == np.bool_:  # C++'s bool arithmetic: alpha becomes true or false, sums saturate
+        return a | (b & bool(alpha))
     if dtype.kind != "f":
         return a + alpha * b
     return fused_multiply_add(np.asarray(b, dtype), dtype.type(alpha), np.asarray(a, dtype))

@@ -34,6 +34,66 @@ BY_HAND = {
     "engine.random:Generator": ("torch._C", "_Generator"),
 }
 GRAD_FN_MODULE = "builtins"  # type(y.grad_fn) is <class 'MulBackward0'>
+# Tensor's methods that PyTorch writes in Python (torch/_tensor.py; recorded from vars(Tensor)):
+# their errors name them `Tensor.norm()`. The others are C methods of TensorBase, whose argument
+# parser names them bare: `mul() got an unexpected keyword argument 'out'`.
+PYTHON_TENSOR_METHODS = frozenset(
+    [
+        "__array__",
+        "__array_wrap__",
+        "__contains__",
+        "__deepcopy__",
+        "__dir__",
+        "__dlpack__",
+        "__dlpack_device__",
+        "__floordiv__",
+        "__format__",
+        "__hash__",
+        "__ipow__",
+        "__iter__",
+        "__len__",
+        "__pow__",
+        "__rdiv__",
+        "__reduce_ex__",
+        "__repr__",
+        "__reversed__",
+        "__rfloordiv__",
+        "__rlshift__",
+        "__rmatmul__",
+        "__rmod__",
+        "__rpow__",
+        "__rrshift__",
+        "__rsub__",
+        "__rtruediv__",
+        "__setstate__",
+        "backward",
+        "dim_order",
+        "eig",
+        "index",
+        "is_shared",
+        "istft",
+        "lstsq",
+        "lu",
+        "module_load",
+        "norm",
+        "register_hook",
+        "register_post_accumulate_grad_hook",
+        "reinforce",
+        "resize",
+        "resize_as",
+        "share_memory_",
+        "solve",
+        "split",
+        "stft",
+        "storage",
+        "storage_type",
+        "symeig",
+        "to_sparse_coo",
+        "unflatten",
+        "unique",
+        "unique_consecutive",
+    ]
+)
 
 
 @functools.cache
@@ -66,10 +126,15 @@ def name_all(namespaces: dict[str, ModuleType]) -> None:
         if "__getattr__" in vars(module):  # refusals: torch.__getattr__, as in PyTorch
             module.__getattr__.__module__ = namespace
     tensor = _module("engine.tensor").Tensor
+    names_of: dict[FunctionType, list[str]] = {}
     for name, value in vars(tensor).items():
         if isinstance(value, FunctionType) and _is_engines(value):
-            value.__module__ = "torch._tensor"  # where PyTorch's Python methods are
-            value.__qualname__ = f"Tensor.{name}"  # not the ops group it was written in
+            names_of.setdefault(value, []).append(name)
+    for value, names in names_of.items():
+        # one function under several names (mul and __mul__) takes the one a snippet calls
+        name = next((n for n in names if not n.startswith("__")), names[0])
+        value.__module__ = "torch._tensor"  # where PyTorch's Python methods are
+        value.__qualname__ = f"Tensor.{name}" if name in PYTHON_TENSOR_METHODS else name
 
 
 def offered(namespace: str, module: ModuleType) -> list[str]:

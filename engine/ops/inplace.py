@@ -49,6 +49,11 @@ class InPlace:
         return inplace(fn.CopyBackwards, self, src)
 
     def clamp_(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        for bound in (min, max):
+            if bound is not None:
+                _check_clamp_castable(self, bound)
         min, max = checked(self._array, min), checked(self._array, max)
         return inplace(fn.ClampBackward1, self, min=min, max=max)
 
@@ -81,6 +86,22 @@ def inplace(node_cls, target: Tensor, *operands, **kwargs) -> Tensor:
 
 
 _ARITHMETIC = (fn.AddBackward0, fn.SubBackward0, fn.MulBackward0)
+
+
+def _check_clamp_castable(target: Tensor, bound) -> None:
+    """`int_tensor.clamp_(max=2.5)` clamps in float, which it cannot write back. The message
+    names the target's dtype in C++ for a number bound (clamp's Scalar overload), as a scalar
+    type for a tensor bound."""
+    result = result_dtype(target, bound)
+    if result.category > target.dtype.category:
+        if isinstance(bound, Tensor):
+            word = dtypes.type_word(target.dtype)
+        else:
+            word = dtypes.CPP_NAMES[target._array.dtype.name]
+        raise RuntimeError(
+            f"result type {dtypes.type_word(result)} can't be cast to the desired output "
+            f"type {word}"
+        )
 
 
 def _check_castable(target: Tensor, other) -> None:

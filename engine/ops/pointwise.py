@@ -10,7 +10,7 @@ from engine import functions as fn
 from engine.numpy_names import numpy_names
 from engine.ops.inplace import inplace
 from engine.ops.scalars import checked
-from engine.promotion import binary, check_number, floating
+from engine.promotion import binary, check_number, floating, result_dtype
 from engine.record import apply, apply_inplace
 from engine.saved import remember_written
 from engine.shape import broadcast_shapes, wrap_dim
@@ -178,16 +178,19 @@ class Pointwise:
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        min, max = checked(self._array, min), checked(self._array, max)
-        return apply(fn.ClampBackward1, (self,), min=min, max=max)
+        array = _promoted(self, min, max)
+        min, max = checked(array, min), checked(array, max)
+        return apply(fn.ClampBackward1, (self,), arrays=(array,), min=min, max=max)
 
     clip = clamp
 
     def clamp_min(self, min):
-        return apply(fn.ClampMinBackward0, (self,), min=checked(self._array, min))
+        array = _promoted(self, min)
+        return apply(fn.ClampMinBackward0, (self,), arrays=(array,), min=checked(array, min))
 
     def clamp_max(self, max):
-        return apply(fn.ClampMaxBackward0, (self,), max=checked(self._array, max))
+        array = _promoted(self, max)
+        return apply(fn.ClampMaxBackward0, (self,), arrays=(array,), max=checked(array, max))
 
     @numpy_names
     def softmax(self, dim):
@@ -397,3 +400,13 @@ def promote_types(type1: dtypes.dtype, type2: dtypes.dtype) -> dtypes.dtype:
 def can_cast(from_: dtypes.dtype, to: dtypes.dtype) -> bool:
     """PyTorch's rule for in-place results: never down a category (float to int, int to bool)."""
     return from_.category <= to.category
+
+
+def _promoted(t: Tensor, *bounds) -> np.ndarray:
+    """t's array in the dtype clamp computes in: the bounds take part in type promotion (an int
+    tensor clamped at 2.5 comes out float)."""
+    result = t.dtype
+    for bound in bounds:
+        if bound is not None:
+            result = dtypes.promote(result, result_dtype(t, bound))
+    return t._array if result is t.dtype else t._array.astype(result.np)
