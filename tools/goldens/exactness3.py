@@ -222,3 +222,82 @@ for _ in range(3):
 print(bn.num_batches_tracked, repr(bn.running_var.sum().item()))
 """,
 )
+
+# ***** norms, atan2 *****
+
+S(
+    "exactness3-norms",
+    """
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+x = (torch.randn(6, 37) * 2).requires_grad_()
+for p in (2, 1, 3, float("inf")):
+    for dim in (1, 0):
+        n = x.norm(p=p, dim=dim)
+        n.backward(torch.randn(*n.shape))
+        print(p, dim, repr(n.sum().item()), repr(n[-1].item()), repr(x.grad.sum().item()))
+        x.grad = None
+print(repr(x.norm().item()), repr(torch.linalg.vector_norm(x, 2, (0, 1)).item()))
+print(torch.equal(x[:1].norm(p=3, dim=0), x[:1].abs()[0]))
+y = F.normalize(x, dim=1)
+z = F.cosine_similarity(x, torch.randn(6, 37), dim=1)
+(y.sum() + z.sum()).backward()
+print([repr(v) for v in z.tolist()], repr(y.sum().item()), repr(x.grad.sum().item()))
+w = torch.randn(40000)
+print(repr(w.norm().item()), repr(w.norm(p=1).item()))
+""",
+)
+
+S(
+    "exactness3-atan2",
+    """
+import torch
+
+torch.manual_seed(0)
+y = torch.randn(37, requires_grad=True)
+x = (torch.randn(37) * 3).requires_grad_()
+angle = torch.atan2(y, x)
+angle.backward(torch.randn(37))
+print([repr(v) for v in angle[:4].tolist()], repr(angle.sum().item()))
+print(repr(y.grad.sum().item()), repr(x.grad.sum().item()))
+edges = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 1.0, -1.0])
+print(torch.atan2(edges[:, None], edges[None, :]))
+print(torch.atan2(torch.tensor(float("nan")), torch.tensor(1.0)))
+""",
+)
+
+# ***** small edge cases *****
+
+S(
+    "exactness3-bool-alpha-and-inplace-casts",
+    """
+import torch
+
+a = torch.tensor([True, False, True])
+b = torch.tensor([True, True, False])
+print(torch.add(a, b, alpha=2), a.add(b, alpha=0), a.add(b, alpha=True))
+c = a.clone()
+c.add_(b, alpha=3)
+print(c)
+for t, bounds in (
+    (torch.tensor([1, 2, 3]), {"max": 2.5}),
+    (torch.tensor([1, 2], dtype=torch.int8), {"min": 0.5}),
+    (torch.tensor([True, False]), {"max": 1}),
+    (torch.tensor([1, 2]), {"min": torch.tensor(0.5)}),
+    (torch.tensor([1, 2]), {}),
+):
+    try:
+        t.clamp_(**bounds)
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+print(torch.tensor([1, 2, 3]).clamp(max=2.5), torch.tensor([1, 5]).clamp_(1, 2))
+t, o = torch.randn(3), torch.empty(3)
+for name in ("mul", "add", "sub", "matmul"):
+    try:
+        getattr(t, name)(t, out=o)
+    except TypeError as err:
+        print("TypeError:", err)
+""",
+)
