@@ -1072,3 +1072,158 @@ n = x.nonzero()
 print(n.dtype, n.requires_grad, n.is_leaf, n.stride(), x[x.nonzero(as_tuple=True)])
 """,
 )
+
+# ***** 9. More of the same sources *****
+
+S(
+    "judge2-makemore-layer-stats-update-ratio",
+    """
+import torch
+import torch.nn.functional as F
+
+class Linear:
+    def __init__(self, fan_in, fan_out, bias=True):
+        self.weight = torch.randn((fan_in, fan_out), generator=g) / fan_in**0.5
+        self.bias = torch.zeros(fan_out) if bias else None
+
+    def __call__(self, x):
+        self.out = x @ self.weight
+        if self.bias is not None:
+            self.out += self.bias
+        return self.out
+
+    def parameters(self):
+        return [self.weight] + ([] if self.bias is None else [self.bias])
+
+class Tanh:
+    def __call__(self, x):
+        self.out = torch.tanh(x)
+        return self.out
+    def parameters(self):
+        return []
+
+g = torch.Generator().manual_seed(2147483647)
+n_embd, n_hidden, vocab_size = 4, 16, 27
+C = torch.randn((vocab_size, n_embd), generator=g)
+layers = [Linear(n_embd * 3, n_hidden), Tanh(), Linear(n_hidden, n_hidden), Tanh(), Linear(n_hidden, vocab_size)]
+with torch.no_grad():
+    layers[-1].weight *= 0.1
+    for layer in layers[:-1]:
+        if isinstance(layer, Linear):
+            layer.weight *= 5/3
+parameters = [C] + [p for layer in layers for p in layer.parameters()]
+print(sum(p.nelement() for p in parameters))
+for p in parameters:
+    p.requires_grad = True
+Xb = torch.randint(0, vocab_size, (32, 3), generator=g)
+Yb = torch.randint(0, vocab_size, (32,), generator=g)
+ud = []
+for i in range(3):
+    emb = C[Xb]
+    x = emb.view(emb.shape[0], -1)
+    for layer in layers:
+        x = layer(x)
+    loss = F.cross_entropy(x, Yb)
+    for layer in layers:
+        layer.out.retain_grad()
+    for p in parameters:
+        p.grad = None
+    loss.backward()
+    lr = 0.1
+    for p in parameters:
+        p.data += -lr * p.grad
+    with torch.no_grad():
+        ud.append([((lr*p.grad).std() / p.data.std()).log10().item() for p in parameters])
+    print(f'{i:7d}: {loss.item():.4f}')
+for i, layer in enumerate(layers[:-1]):
+    if isinstance(layer, Tanh):
+        t = layer.out
+        print('layer %d (%10s): mean %+.2f, std %.2f, saturated: %.2f%%' % (i, layer.__class__.__name__, t.mean(), t.std(), (t.abs() > 0.97).float().mean()*100))
+        t = layer.out.grad
+        print('layer %d (%10s): mean %+f, std %e' % (i, layer.__class__.__name__, t.mean(), t.std()))
+for p in parameters:
+    if p.ndim == 2:
+        print('weight %10s | mean %+f | std %e | grad:data ratio %e' % (tuple(p.shape), p.grad.mean(), p.grad.std(), p.grad.std() / p.std()))
+print([round(v, 3) for v in ud[-1]])
+""",
+)
+S(
+    "judge2-mistake-update-makes-non-leaf",
+    """
+import warnings
+import torch
+
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+x = torch.tensor([3.0, 4.0])
+lr = 0.1
+loss = (w * x).sum()
+loss.backward()
+w = w - lr * w.grad
+print(w, w.is_leaf, w.grad_fn.name())
+loss = (w * x).sum()
+loss.backward()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    print(w.grad)
+print(len(caught), caught[0].category.__name__)
+try:
+    loss.backward()
+except RuntimeError as e:
+    print("RuntimeError:", e)
+w = w.detach().requires_grad_()
+print(w, w.is_leaf, w.grad)
+""",
+)
+S(
+    "judge2-mechanics-grad-create-graph",
+    """
+import torch
+
+x = torch.tensor(2.0, requires_grad=True)
+y = x ** 3
+dy_dx, = torch.autograd.grad(y, x, create_graph=True)
+print(dy_dx, dy_dx.requires_grad, dy_dx.grad_fn.name())
+d2y_dx2, = torch.autograd.grad(dy_dx, x)
+print(d2y_dx2, x.grad)
+z = torch.tensor([1.0, 2.0], requires_grad=True)
+out = (z ** 2).sum()
+g, = torch.autograd.grad(out, z, retain_graph=True)
+print(g, z.grad)
+out.backward()
+print(z.grad)
+try:
+    torch.autograd.grad(out, z)
+except RuntimeError as e:
+    print("RuntimeError:", e)
+a = torch.tensor(1.0, requires_grad=True)
+b = torch.tensor(1.0, requires_grad=True)
+try:
+    torch.autograd.grad(a * 2, [a, b])
+except RuntimeError as e:
+    print("RuntimeError:", e)
+print(torch.autograd.grad(a * 2, [a, b], allow_unused=True))
+""",
+)
+S(
+    "judge2-d2l-softmax-overflow-and-log",
+    """
+import torch
+import torch.nn.functional as F
+
+def softmax(X):
+    X_exp = torch.exp(X)
+    partition = X_exp.sum(1, keepdim=True)
+    return X_exp / partition
+
+X = torch.tensor([[100.0, 101.0, 102.0], [-5.0, 0.0, 5.0]])
+print(softmax(X))
+print(softmax(X - X.max(dim=1, keepdim=True).values))
+print(F.softmax(X, dim=1))
+y = torch.tensor([2, 0])
+naive = -torch.log(softmax(X)[range(2), y])
+print(naive, F.cross_entropy(X, y, reduction='none'))
+Xb = torch.tensor([[1000.0, 0.0]])
+print(softmax(Xb), torch.log(softmax(Xb)), F.log_softmax(Xb, dim=1))
+print(X.exp().dtype, X.double().exp()[0])
+""",
+)
