@@ -333,10 +333,10 @@ def main() -> None:
         command += ["--count", str(args.count), "--seed", str(args.seed)]
         subprocess.run(command, check=True)
         recorded = pickle.loads(path.read_bytes())
-    print(f"{'kernel':<28} {'cases':>6} {'elements':>9} {'differ':>8} {'exact cases':>12}")
+    print(f"{'kernel':<36} {'cases':>6} {'elements':>9} {'differ':>8} {'exact cases':>12}")
     for label, cases, elements, differ, exact in compare(recorded):
         share = differ / max(elements, 1)
-        print(f"{label:<28} {cases:>6} {elements:>9} {differ:>8} {exact:>6} ({share:6.2%} differ)")
+        print(f"{label:<36} {cases:>6} {elements:>9} {differ:>8} {exact:>6} ({share:6.2%} differ)")
 
 
 if __name__ == "__main__":
