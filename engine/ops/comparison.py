@@ -23,25 +23,43 @@ class Comparison:
             broadcast_shapes(self._array.shape, np.shape(other_array))
         return plain(ufunc(self._array, other_array), "compare")
 
+    # `t == [1, 2]`, `t == None`, `logits.max(1) == y`: PyTorch's operators decline what is
+    # neither a tensor nor a number, so Python compares identities (False) or refuses (`<`)
     def __eq__(self, other):
-        return self._compare(other, np.equal)
+        return self._compare(other, np.equal) if _operand(other) else NotImplemented
 
     def __ne__(self, other):
-        return self._compare(other, np.not_equal)
+        return self._compare(other, np.not_equal) if _operand(other) else NotImplemented
 
     def __lt__(self, other):
-        return self._compare(other, np.less)
+        return self._compare(other, np.less) if _operand(other) else NotImplemented
 
     def __le__(self, other):
-        return self._compare(other, np.less_equal)
+        return self._compare(other, np.less_equal) if _operand(other) else NotImplemented
 
     def __gt__(self, other):
-        return self._compare(other, np.greater)
+        return self._compare(other, np.greater) if _operand(other) else NotImplemented
 
     def __ge__(self, other):
-        return self._compare(other, np.greater_equal)
+        return self._compare(other, np.greater_equal) if _operand(other) else NotImplemented
 
-    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+    def eq(self, other):
+        return self._compare(_checked_operand(other, "eq"), np.equal)
+
+    def ne(self, other):
+        return self._compare(_checked_operand(other, "ne"), np.not_equal)
+
+    def lt(self, other):
+        return self._compare(_checked_operand(other, "lt"), np.less)
+
+    def le(self, other):
+        return self._compare(_checked_operand(other, "le"), np.less_equal)
+
+    def gt(self, other):
+        return self._compare(_checked_operand(other, "gt"), np.greater)
+
+    def ge(self, other):
+        return self._compare(_checked_operand(other, "ge"), np.greater_equal)
 
     def __invert__(self):
         if self._array.dtype != np.bool_:
@@ -49,12 +67,18 @@ class Comparison:
         return plain(~self._array, "logical_not")
 
     def __and__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return plain(self._array & wrapped(self._array, raw(other)), "bitwise_and")
 
     def __or__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return plain(self._array | wrapped(self._array, raw(other)), "bitwise_or")
 
     def __xor__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return plain(self._array ^ wrapped(self._array, raw(other)), "bitwise_xor")
 
     def equal(self, other) -> bool:
@@ -87,6 +111,32 @@ class Comparison:
             )
         broadcast_shapes(self._array.shape, other._array.shape)
         return plain(np.isclose(self._array, other._array, rtol, atol, equal_nan), "isclose")
+
+
+def _operand(other) -> bool:
+    """What PyTorch's binary operators take: a tensor, a number (numpy's too), or an array
+    (which numpy then compares)."""
+    return isinstance(other, Tensor | int | float | complex | np.number | np.bool_ | np.ndarray)
+
+
+def _checked_operand(other, op: str):
+    """The method forms (`t.eq(x)`) refuse the rest with PyTorch's argument error."""
+    if _operand(other):
+        return other
+    got = _described(other)
+    reason = f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
+    raise TypeError(
+        f"{op}() received an invalid combination of arguments - got ({type(other).__name__}), "
+        f"but expected one of:\n * (Tensor other)\n{reason} * (Number other)\n{reason}"
+    )
+
+
+def _described(value) -> str:
+    """A value's type as PyTorch's argument errors describe it: `list of [int, float]`."""
+    if isinstance(value, list | tuple) and value:
+        inner = ", ".join(type(v).__name__ for v in value)
+        return f"list of [{inner}]" if isinstance(value, list) else f"tuple of ({inner})"
+    return type(value).__name__
 
 
 def _logical_reduce(reduce, t: Tensor, dim, keepdim) -> Tensor:

@@ -564,3 +564,27 @@ for name, call in calls.items():
         print(f"{name}:", err)
 """,
 )
+
+S(
+    "idioms-compare-with-what-is-not-a-tensor",
+    """
+import torch
+logits = torch.tensor([[0.1, 2.0, 0.3], [1.5, 0.2, 0.1]])
+labels = torch.tensor([1, 0])
+print(logits.max(1) == labels)  # the learner forgot .indices: a pair is not a tensor
+print((logits.argmax(1) == labels).float().mean())
+t = torch.tensor([1, 2])
+print(t == [1, 2], t == (1, 2), t == "a", t != [1, 2], t == None, t != None)
+for compare in (lambda: t < [1, 2], lambda: t >= (1,), lambda: t & [1, 2], lambda: t | None):
+    try:
+        print(compare())
+    except TypeError as err:
+        print("TypeError:", err)
+for method in (lambda: t.eq([1, 2]), lambda: t.lt((1, 2.5)), lambda: t.ge("a")):
+    try:
+        method()
+    except TypeError as err:
+        print("TypeError:", err)
+print(t == 2, t > 1.5, t.eq(torch.tensor(2)))
+""",
+)
