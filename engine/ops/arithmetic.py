@@ -14,12 +14,18 @@ from engine.saved import remember_written
 from engine.tensor import Tensor, tensor_methods
 from engine.unsupported import UnsupportedByGradtrace
 
+# What the operators decline, as PyTorch's do (`t + [1, 2]`, `t / None`): Python then tries the
+# other operand's reflected operator, or raises its own "unsupported operand type(s)".
+DECLINED = (list, tuple, str, dict, set, type(None))
+
 
 @tensor_methods
 class Arithmetic:
     """The operators, and their named twins (add, mul, pow, ...)."""
 
     def __add__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
         return binary(fn.AddBackward0, self, wrapped(self._array, other))
 
     __radd__ = __add__
@@ -30,6 +36,8 @@ class Arithmetic:
         return binary(fn.AddBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __sub__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
         refuse_bool_subtraction(self, other)
         return binary(fn.SubBackward0, self, wrapped(self._array, other))
 
@@ -40,25 +48,43 @@ class Arithmetic:
         return binary(fn.SubBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __rsub__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
         refuse_bool_subtraction(self, other)
         array, other = cast_scalar(self, wrapped(self._array, other))
         return apply(fn.RsubBackward1, (self,), arrays=(array,), other=other)
 
-    def __mul__(self, other):
+    def mul(self, other):
         out = binary(fn.MulBackward0, self, wrapped(self._array, other))
         return _as_written(out, other=other)
 
-    __rmul__ = mul = __mul__
+    def __mul__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
+        out = binary(fn.MulBackward0, self, wrapped(self._array, other))
+        return _as_written(out, other=other)
 
-    def __truediv__(self, other):
+    __rmul__ = __mul__
+
+    def div(self, other):
         return _as_written(binary(fn.DivBackward0, self, other, floating=True), other=other)
 
-    div = __truediv__
+    def __truediv__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
+        return _as_written(binary(fn.DivBackward0, self, other, floating=True), other=other)
 
     def __rtruediv__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
         return self.reciprocal() * other
 
     def __mod__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
+        return self.remainder(other)
+
+    def remainder(self, other):
         _no_integer_division_by_zero(self, other)
         if isinstance(other, Tensor):
             return binary(fn.RemainderBackward1, self, other)
@@ -66,9 +92,12 @@ class Arithmetic:
         array, other = cast_scalar(self, wrapped(self._array, other))
         return apply(fn.RemainderBackward0, (self,), arrays=(array,), other=other)
 
-    remainder = __mod__
-
     def __floordiv__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
+        return self.floor_divide(other)
+
+    def floor_divide(self, other):
         if grad_state.enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
             raise UnsupportedByGradtrace(
                 "floor division (//) of a tensor that requires grad is not supported by "
@@ -77,9 +106,12 @@ class Arithmetic:
         _no_integer_division_by_zero(self, other)
         return binary(fn.FloorDivide, self, wrapped(self._array, other))
 
-    floor_divide = __floordiv__
-
     def __pow__(self, exponent):
+        if exponent.__class__ in DECLINED:
+            return NotImplemented
+        return self.pow(exponent)
+
+    def pow(self, exponent):
         if isinstance(exponent, Tensor):
             return binary(fn.PowBackward1, self, exponent)
         check_number(exponent, "** or pow()")
@@ -92,9 +124,9 @@ class Arithmetic:
         out = apply(fn.PowBackward0, (self,), arrays=(array,), exponent=exponent)
         return remember_written(out, exponent=written)
 
-    pow = __pow__
-
     def __rpow__(self, base):
+        if base.__class__ in DECLINED:
+            return NotImplemented
         check_number(base, "pow")
         written = base
         array, base = cast_scalar(self, wrapped(self._array, base))
@@ -115,11 +147,16 @@ class Arithmetic:
     abs = __abs__
 
     def __matmul__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
         return matmul(self, other)
 
-    matmul = __matmul__
+    def matmul(self, other):
+        return matmul(self, other)
 
     def __rmatmul__(self, other):
+        if other.__class__ in DECLINED:
+            return NotImplemented
         return matmul(other, self)
 
     def mm(self, other):

@@ -588,3 +588,36 @@ for method in (lambda: t.eq([1, 2]), lambda: t.lt((1, 2.5)), lambda: t.ge("a")):
 print(t == 2, t > 1.5, t.eq(torch.tensor(2)))
 """,
 )
+
+S(
+    "idioms-operators-decline-what-is-not-a-tensor",
+    """
+import torch
+t = torch.tensor([1, 2])
+f = torch.tensor([1.5, -2.0], requires_grad=True)
+attempts = {
+    "t + list": lambda: t + [1, 2],
+    "list + t": lambda: [1, 2] + t,
+    "t - tuple": lambda: t - (1, 2),
+    "tuple - t": lambda: (1, 2) - t,
+    "t * str": lambda: t * "a",
+    "t * list": lambda: t * [2],
+    "one * list": lambda: torch.tensor(2) * [7],
+    "f / None": lambda: f / None,
+    "None / f": lambda: None / f,
+    "t // list": lambda: t // [1],
+    "t % list": lambda: t % [1],
+    "f ** list": lambda: f ** [1],
+    "list ** f": lambda: [1] ** f,
+    "f @ list": lambda: f @ [1.0, 2.0],
+    "list @ f": lambda: [1.0, 2.0] @ f,
+    "f + dict": lambda: f + {},
+}
+for name, attempt in attempts.items():
+    try:
+        print(name, attempt())
+    except TypeError as err:
+        print(name, "TypeError:", err)
+print(f * 2, 2 - f, f / 4, 2 ** f, f @ torch.ones(2))
+""",
+)
