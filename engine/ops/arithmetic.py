@@ -24,7 +24,7 @@ class Arithmetic:
     """The operators, and their named twins (add, mul, pow, ...)."""
 
     def __add__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return binary(fn.AddBackward0, self, wrapped(self._array, other))
 
@@ -36,7 +36,7 @@ class Arithmetic:
         return binary(fn.AddBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __sub__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         refuse_bool_subtraction(self, other)
         return binary(fn.SubBackward0, self, wrapped(self._array, other))
@@ -48,7 +48,7 @@ class Arithmetic:
         return binary(fn.SubBackward0, self, wrapped(self._array, other), alpha=alpha)
 
     def __rsub__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         refuse_bool_subtraction(self, other)
         array, other = cast_scalar(self, wrapped(self._array, other))
@@ -59,7 +59,7 @@ class Arithmetic:
         return _as_written(out, other=other)
 
     def __mul__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         out = binary(fn.MulBackward0, self, wrapped(self._array, other))
         return _as_written(out, other=other)
@@ -70,17 +70,17 @@ class Arithmetic:
         return _as_written(binary(fn.DivBackward0, self, other, floating=True), other=other)
 
     def __truediv__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return _as_written(binary(fn.DivBackward0, self, other, floating=True), other=other)
 
     def __rtruediv__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return self.reciprocal() * other
 
     def __mod__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return self.remainder(other)
 
@@ -93,7 +93,7 @@ class Arithmetic:
         return apply(fn.RemainderBackward0, (self,), arrays=(array,), other=other)
 
     def __floordiv__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return self.floor_divide(other)
 
@@ -107,7 +107,7 @@ class Arithmetic:
         return binary(fn.FloorDivide, self, wrapped(self._array, other))
 
     def __pow__(self, exponent):
-        if exponent.__class__ in DECLINED:
+        if isinstance(exponent, DECLINED):
             return NotImplemented
         return self.pow(exponent)
 
@@ -125,7 +125,7 @@ class Arithmetic:
         return remember_written(out, exponent=written)
 
     def __rpow__(self, base):
-        if base.__class__ in DECLINED:
+        if isinstance(base, DECLINED):
             return NotImplemented
         check_number(base, "pow")
         written = base
@@ -147,7 +147,7 @@ class Arithmetic:
     abs = __abs__
 
     def __matmul__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return matmul(self, other)
 
@@ -155,7 +155,7 @@ class Arithmetic:
         return matmul(self, other)
 
     def __rmatmul__(self, other):
-        if other.__class__ in DECLINED:
+        if isinstance(other, DECLINED):
             return NotImplemented
         return matmul(other, self)
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from engine import dtypes
 from engine.numpy_names import numpy_names
+from engine.ops.arithmetic import DECLINED
 from engine.ops.scalars import wrapped
 from engine.promotion import raw
 from engine.record import plain
@@ -26,22 +27,34 @@ class Comparison:
     # `t == [1, 2]`, `t == None`, `logits.max(1) == y`: PyTorch's operators decline what is
     # neither a tensor nor a number, so Python compares identities (False) or refuses (`<`)
     def __eq__(self, other):
-        return self._compare(other, np.equal) if _operand(other) else NotImplemented
+        if isinstance(other, DECLINED):
+            return NotImplemented
+        return self._compare(other, np.equal)
 
     def __ne__(self, other):
-        return self._compare(other, np.not_equal) if _operand(other) else NotImplemented
+        if isinstance(other, DECLINED):
+            return NotImplemented
+        return self._compare(other, np.not_equal)
 
     def __lt__(self, other):
-        return self._compare(other, np.less) if _operand(other) else NotImplemented
+        if isinstance(other, DECLINED):
+            return NotImplemented
+        return self._compare(other, np.less)
 
     def __le__(self, other):
-        return self._compare(other, np.less_equal) if _operand(other) else NotImplemented
+        if isinstance(other, DECLINED):
+            return NotImplemented
+        return self._compare(other, np.less_equal)
 
     def __gt__(self, other):
-        return self._compare(other, np.greater) if _operand(other) else NotImplemented
+        if isinstance(other, DECLINED):
+            return NotImplemented
+        return self._compare(other, np.greater)
 
     def __ge__(self, other):
-        return self._compare(other, np.greater_equal) if _operand(other) else NotImplemented
+        if isinstance(other, DECLINED):
+            return NotImplemented
+        return self._compare(other, np.greater_equal)
 
     def eq(self, other):
         return self._compare(_checked_operand(other, "eq"), np.equal)
@@ -67,17 +80,17 @@ class Comparison:
         return plain(~self._array, "logical_not")
 
     def __and__(self, other):
-        if not _operand(other):
+        if isinstance(other, DECLINED):
             return NotImplemented
         return plain(self._array & wrapped(self._array, raw(other)), "bitwise_and")
 
     def __or__(self, other):
-        if not _operand(other):
+        if isinstance(other, DECLINED):
             return NotImplemented
         return plain(self._array | wrapped(self._array, raw(other)), "bitwise_or")
 
     def __xor__(self, other):
-        if not _operand(other):
+        if isinstance(other, DECLINED):
             return NotImplemented
         return plain(self._array ^ wrapped(self._array, raw(other)), "bitwise_xor")
 
@@ -113,15 +126,9 @@ class Comparison:
         return plain(np.isclose(self._array, other._array, rtol, atol, equal_nan), "isclose")
 
 
-def _operand(other) -> bool:
-    """What PyTorch's binary operators take: a tensor, a number (numpy's too), or an array
-    (which numpy then compares)."""
-    return isinstance(other, Tensor | int | float | complex | np.number | np.bool_ | np.ndarray)
-
-
 def _checked_operand(other, op: str):
     """The method forms (`t.eq(x)`) refuse the rest with PyTorch's argument error."""
-    if _operand(other):
+    if not isinstance(other, DECLINED):
         return other
     got = _described(other)
     reason = f"      didn't match because some of the arguments have invalid types: (!{got}!)\n"
