@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium-headless-shell
 export GRADTRACE_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install system-libs browser serve test test-fast lint bench goldens clean
+.PHONY: install system-libs browser nginx serve test test-fast lint bench goldens clean
 
 install: $(STAMP) system-libs
 
@@ -41,6 +41,17 @@ browser:
 	  fi; \
 	fi
 
+# The deployment test (tests/deploy) puts Debian's nginx in front of two servers; only the binary
+# is used: the test runs nginx itself, never the system service the package may start.
+nginx:
+	@if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light; \
+	  else \
+	    echo "The deployment test needs nginx: sudo apt-get install nginx-light"; exit 1; \
+	  fi; \
+	fi
+
 serve: install
 	$(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
 
@@ -54,7 +65,7 @@ PARALLEL := -n auto --dist loadgroup --durations=15
 # the files that hold `alone` tests, so that their run collects nothing else
 ALONE_FILES = $(shell grep -rl --include='test_*.py' 'mark\.alone' tests)
 
-test: install browser
+test: install browser nginx
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PARALLEL) -m "not alone"
