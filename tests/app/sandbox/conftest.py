@@ -55,6 +55,18 @@ def sandbox(signals_received):
 
 
 @pytest.fixture(scope="session")
+def users_sandbox(signals_received):
+    """A sandbox with the CPU budget a user's run gets, for code that is not a bomb but takes
+    its time: the suite's short budget would cut the heaviest goldens off on a busy machine.
+    (A run's own limits can only lower its sandbox's, never raise them.)"""
+    os.environ["GRADTRACE_TEST_SECRET"] = SECRET
+    client = SandboxClient(SandboxSettings.from_env(max_queue=TEST_SETTINGS["max_queue"]))
+    client.start()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
 def layers(sandbox):
     """The self-check's report; fails every test that needs it when a layer is missing."""
     report = probe.check(sandbox)

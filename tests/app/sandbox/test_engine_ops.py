@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.sandbox import SandboxSettings, frontdoor
+from app.sandbox import frontdoor
 from engine.tracer import trace_snippet
 from tests import corpus
 from tests.corpus import STEPWISE as SNIPPETS
@@ -43,10 +43,6 @@ print(list(itertools.permutations([1, 2])), random.random() < 1, f"{1e300 * 10}"
 """
 
 
-# A golden must run within what a user's run gets, not the suite's short budget for bombs: the
-# heaviest take a third of a second in-process, and more in a cold child on a busy machine.
-USERS_CPU = {"cpu_seconds": SandboxSettings().cpu_seconds}
-
 # Every golden but the `long` ones, which reach the event cap: there the sandbox stops the run
 # (event_limit) and an in-process trace just stops recording. In batches, each run through the
 # sandbox eight at a time, so that the xdist workers share them out.
@@ -60,12 +56,14 @@ def test_there_are_golden_snippets():
 @pytest.mark.parametrize(
     "batch", corpus.spread(range(BATCHES), lambda b: f"batch-{b + 1}-of-{BATCHES}")
 )
-def test_a_golden_snippet_traces_the_same_in_a_hardened_child(batch, sandbox, layers):
+def test_a_golden_snippet_traces_the_same_in_a_hardened_child(batch, users_sandbox, layers):
+    # the heaviest goldens take a third of a second in-process, more in a cold child on a busy
+    # machine: they run with a user's CPU budget, not the suite's short one for bombs
     snippets = SNIPPETS[batch::BATCHES]
 
     def run(numbered):
         i, snippet = numbered
-        return sandbox.run_blocking(snippet["source"], client=f"golden-{i % 8}", limits=USERS_CPU)
+        return users_sandbox.run_blocking(snippet["source"], client=f"golden-{i % 8}")
 
     with ThreadPoolExecutor(8) as pool:
         sandboxed = list(pool.map(run, enumerate(snippets)))
