@@ -24,15 +24,11 @@ from typing import NoReturn
 
 from app import trace_cut
 from app.sandbox import frontdoor, hardening, probe, protocol, seccomp, statuses
+from app.sandbox.outcome import empty_trace
 from app.sandbox.settings import SandboxSettings
 from engine import locations
 from engine.snippet import SNIPPET_FILENAME, Importer
-from engine.tracer import TRACE_VERSION, Stopped, trace_snippet
-
-# Exit codes the zygote reads when the child wrote no trace.
-EXIT_SETUP_FAILED = 120
-EXIT_INTERNAL = 121
-EXIT_NO_MEMORY = 122
+from engine.tracer import Stopped, trace_snippet
 
 TIMER_REPEAT = 0.02  # seconds of CPU between retries once the budget is spent
 GIVE_UP_AFTER = 10  # Stopped a snippet may catch before it is simply ended
@@ -111,23 +107,6 @@ def rejected_trace(code: str, message: str, settings: SandboxSettings) -> dict:
     return empty_trace(code, {"status": statuses.REJECTED, "message": message}, settings)
 
 
-def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
-    """A trace of nothing, ending with `outcome`."""
-    return {
-        "version": TRACE_VERSION,
-        "code": code,
-        "tensors": {},
-        "nodes": {},
-        "modules": [],
-        "events": [],
-        "stdout": "",
-        "stderr": "",
-        "outcome": outcome,
-        "limits": {"truncated": False, "max_events": settings.max_events, "stopped_line": None},
-        "unseeded_random": False,
-    }
-
-
 def encode(trace: dict, settings: SandboxSettings) -> bytes:
     """The trace as JSON, cut to whole events if it is larger than max_trace_bytes."""
     last: list = [None, b""]  # the last trace measured, and its bytes
@@ -169,7 +148,7 @@ def serve(
             applied = _harden(settings, plan, seccomp_filter, slot, channel, devnull, zygote_pid)
         except hardening.SetupError as error:
             os.write(2, f"gradtrace sandbox: child setup failed: {error}\n".encode())
-            os._exit(EXIT_SETUP_FAILED)
+            os._exit(protocol.EXIT_SETUP_FAILED)
         if command["op"] == "probe":
             data = json.dumps(probe.in_child(command["name"], applied)).encode()
         else:
@@ -179,9 +158,9 @@ def serve(
         _write_all(hardening.CHANNEL_FD, data)
         os._exit(0)
     except MemoryError:
-        os._exit(EXIT_NO_MEMORY)
+        os._exit(protocol.EXIT_NO_MEMORY)
     except BaseException as error:
-        os._exit(0 if _report_internal(command, settings, error) else EXIT_INTERNAL)
+        os._exit(0 if _report_internal(command, settings, error) else protocol.EXIT_INTERNAL)
 
 
 def _report_internal(command: dict, settings: SandboxSettings, error: BaseException) -> bool:

@@ -32,7 +32,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from app.sandbox import child, outcome, protocol, statuses
+from app.sandbox import outcome, protocol, statuses
 from app.sandbox.admission import Admission, SandboxBusy
 from app.sandbox.settings import SandboxSettings
 
@@ -366,7 +366,7 @@ class _Zygote:
             run.future.set_exception(ZygoteError("the zygote stopped during a probe"))
             return
         crashed = {"status": statuses.CRASHED, "message": "The sandbox restarted."}
-        _complete(run.future, child.empty_trace(run.code, crashed, run.settings))
+        _complete(run.future, outcome.empty_trace(run.code, crashed, run.settings))
 
 
 def _result(run: _Run):
@@ -381,7 +381,7 @@ def _result(run: _Run):
     except Exception as error:  # never leave a caller waiting
         log.exception("sandbox: could not read a result")
         message = statuses.crashed(detail=str(error))
-        return child.empty_trace(
+        return outcome.empty_trace(
             run.code, {"status": statuses.CRASHED, "message": message}, run.settings
         )
 
@@ -530,7 +530,7 @@ class SandboxClient:
             future: concurrent.futures.Future = concurrent.futures.Future()
             message = statuses.too_long(settings, size)
             rejected = {"status": statuses.REJECTED, "message": message}
-            future.set_result(child.empty_trace(code, rejected, settings))
+            future.set_result(outcome.empty_trace(code, rejected, settings))
             return future
         command = {"op": "run", "id": next(self._ids)}
         if limits:
@@ -581,7 +581,7 @@ def _fail(run: _Run, why: str) -> None:
         run.future.set_exception(ZygoteError(why))
         return
     crashed = {"status": statuses.CRASHED, "message": f"The sandbox failed: {why}."}
-    _complete(run.future, child.empty_trace(run.code, crashed, run.settings))
+    _complete(run.future, outcome.empty_trace(run.code, crashed, run.settings))
 
 
 __all__ = ["SandboxBusy", "SandboxClient", "ZygoteError"]

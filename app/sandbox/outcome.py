@@ -12,7 +12,7 @@ import errno
 import re
 import signal
 
-from app.sandbox import child, statuses, validate
+from app.sandbox import protocol, statuses, validate
 from app.sandbox.settings import SandboxSettings
 
 CPU_SIGNALS = {signal.SIGXCPU, signal.SIGPROF}
@@ -20,6 +20,27 @@ CPU_SIGNALS = {signal.SIGXCPU, signal.SIGPROF}
 _REFUSED_ERRNO = re.compile(r"^\[Errno (\d+)\]")
 REFUSED = {errno.EPERM, errno.EACCES}
 MEMORY_NEAR_LIMIT = 0.9  # a killed child this close to its memory limit ran out of memory
+
+
+def empty_trace(code: str, outcome: dict, settings: SandboxSettings) -> dict:
+    """A trace of nothing, ending with `outcome`."""
+    # the version is the tracer's, looked up only here: a process that only talks to the
+    # sandbox (the command line, while its zygote starts) need not load the engine for it
+    from engine.tracer import TRACE_VERSION
+
+    return {
+        "version": TRACE_VERSION,
+        "code": code,
+        "tensors": {},
+        "nodes": {},
+        "modules": [],
+        "events": [],
+        "stdout": "",
+        "stderr": "",
+        "outcome": outcome,
+        "limits": {"truncated": False, "max_events": settings.max_events, "stopped_line": None},
+        "unseeded_random": False,
+    }
 
 
 def resolve(code: str, report: dict, payload: bytes, settings: SandboxSettings) -> dict:
@@ -32,7 +53,7 @@ def resolve(code: str, report: dict, payload: bytes, settings: SandboxSettings) 
         except validate.Malformed as error:
             malformed = str(error)
     if trace is None:
-        trace = child.empty_trace(code, {"status": statuses.OK}, settings)
+        trace = empty_trace(code, {"status": statuses.OK}, settings)
     trace["code"] = code  # spans index into what was submitted, whatever the child claims
     ending = _ending(report, settings)
     if ending is not None:
@@ -61,9 +82,9 @@ def _ending(report: dict, settings: SandboxSettings) -> dict | None:
     if signum is None:
         if code == 0:
             return None
-        if code == child.EXIT_NO_MEMORY:
+        if code == protocol.EXIT_NO_MEMORY:
             return _status(statuses.MEMORY_LIMIT, statuses.memory_limit(settings))
-        if code == child.EXIT_SETUP_FAILED:
+        if code == protocol.EXIT_SETUP_FAILED:
             return _crashed("The sandbox could not be set up for this run (see the server log).")
         return _crashed(statuses.crashed(detail=f"the child exited with status {code}"))
     if signum == signal.SIGSYS:

@@ -20,6 +20,11 @@ import os
 import socket
 import struct
 
+# How a child that wrote no trace says why: its exit code, which the zygote reports.
+EXIT_SETUP_FAILED = 120
+EXIT_INTERNAL = 121
+EXIT_NO_MEMORY = 122
+
 MAX_PACKET = 1 << 16  # a command or a report is a few hundred bytes; this is generous
 _LENGTH = struct.Struct(">I")
 # JSON escapes a character in at most 6 bytes per UTF-8 byte ("\u0001" for b"\x01")

@@ -177,7 +177,7 @@ class Zygote:
                     zygote_pid=self.pid,
                 )
             finally:
-                os._exit(child.EXIT_INTERNAL)
+                os._exit(protocol.EXIT_INTERNAL)
         os.close(channel)  # the child's alone now: no later child inherits it
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # the child does the same; whichever comes first

@@ -16,7 +16,7 @@ import pytest
 from app.config import Settings
 from app.render.explain import STATUSES
 from app.sandbox import statuses, validate
-from app.sandbox.child import empty_trace
+from app.sandbox.outcome import empty_trace
 from app.sandbox.settings import SandboxSettings
 from engine.tracer import DEFAULT_MAX_EVENTS, TRACE_VERSION, trace_snippet
 from tests import corpus

@@ -8,14 +8,14 @@ import signal
 
 import pytest
 
-from app.sandbox import SandboxSettings, child, frontdoor, outcome, validate
+from app.sandbox import SandboxSettings, child, frontdoor, outcome, protocol, validate
 
 SETTINGS = SandboxSettings()
 EXITED = {"exit_code": 0, "signal": None, "cpu_seconds": 0.01, "max_rss_kib": 50_000}
 
 
 def _payload(status: str = "ok", **fields) -> bytes:
-    trace = child.empty_trace("x = 1\n", {"status": status, **fields}, SETTINGS)
+    trace = outcome.empty_trace("x = 1\n", {"status": status, **fields}, SETTINGS)
     return json.dumps(trace).encode()
 
 
@@ -45,8 +45,8 @@ NEAR_LIMIT = SandboxSettings().memory_mib * 1024 * 99 // 100  # KiB
         ({"signal": signal.SIGKILL, "exit_code": None}, "crashed"),
         ({"signal": signal.SIGSEGV, "exit_code": None}, "crashed"),
         ({"signal": signal.SIGABRT, "exit_code": None}, "crashed"),
-        ({"exit_code": child.EXIT_NO_MEMORY}, "memory_limit"),
-        ({"exit_code": child.EXIT_SETUP_FAILED}, "crashed"),
+        ({"exit_code": protocol.EXIT_NO_MEMORY}, "memory_limit"),
+        ({"exit_code": protocol.EXIT_SETUP_FAILED}, "crashed"),
         ({"exit_code": 0, "overflow": True}, "output_limit"),
     ],
 )
