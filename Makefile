@@ -52,8 +52,9 @@ nginx:
 	  fi; \
 	fi
 
+# an installed server keeps its data in the user's data folder; a checkout's, in its own data/
 serve: install
-	$(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
+	GRADTRACE_DATA_DIR=$(CURDIR)/data $(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
 
 # Python and pytest keep compiled (and assertion-rewritten) modules as bytecode between runs:
 # a later run collects in half the time. Some shells turn that off; the tests want it on.

@@ -10,13 +10,16 @@ import logging
 import pathlib
 import sys
 import threading
+from importlib import metadata
 
+import engine
 from app import execution
 from app.export.options import FORMATS, THEMES, VIEWS
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gradtrace", description=__doc__)
+    parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a snippet and print what it printed")
     run.add_argument("file", type=pathlib.Path)
@@ -83,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         _report_failure(outcome)
     return 1
+
+
+def version() -> str:
+    """This installation's version, and the PyTorch version its engine follows."""
+    return f"gradtrace {metadata.version('gradtrace')} (engine {engine.__version__})"
 
 
 def _export(args: argparse.Namespace) -> int:

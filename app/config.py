@@ -3,6 +3,9 @@
 Every field but `db_path` is read from GRADTRACE_ + its name in capitals (`session_quota_traces`
 from GRADTRACE_SESSION_QUOTA_TRACES); `db_path` from GRADTRACE_DB. Bad values stop the server
 at start with the variable's name. docs/storage.md says what the store's limits mean.
+
+What the server writes (the database, session.key) goes in the data folder, GRADTRACE_DATA_DIR
+or this user's own (platformdirs), never beside the code: installed, that is site-packages.
 """
 
 from __future__ import annotations
@@ -10,16 +13,25 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import platformdirs
+
+from app import files
 from app.render_pool import RenderSettings
 from app.sandbox.settings import SandboxSettings
 from app.store import StoreLimits
 
-ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "GRADTRACE_"
 MIB = 1024 * 1024
+
+
+def data_directory(environ: Mapping[str, str] | None = None) -> Path:
+    """GRADTRACE_DATA_DIR, or this user's data folder (~/.local/share/gradtrace on Linux)."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get(ENV_PREFIX + "DATA_DIR")
+    return Path(chosen) if chosen else platformdirs.user_data_path("gradtrace", appauthor=False)
 
 
 class Names(tuple):
@@ -42,12 +54,14 @@ class Networks(tuple):
 
 @dataclass(frozen=True)
 class Settings:
-    db_path: Path
+    db_path: Path  # default: gradtrace.db in data_dir
+    # the database's folder unless GRADTRACE_DB says otherwise, and session.key's
+    data_dir: Path = field(default_factory=data_directory)
     max_source_bytes: int = (
         SandboxSettings.max_source_bytes
     )  # the web's limit starts as the sandbox's
     # ***** sessions: an anonymous id in a signed cookie *****
-    session_secret: str = ""  # empty: a random key kept in session.key beside the database
+    session_secret: str = ""  # empty: a random key kept in session.key in data_dir
     # a session counts as its address until its cookie is this old, and only so many of each
     # address's sessions may earn a place of their own: at once, then per hour (app/sessions.py)
     session_settle_seconds: float = 2.0
@@ -71,7 +85,7 @@ class Settings:
     render_memory_mib: int = RenderSettings.memory_mib  # each worker's address space
     page_cache_mib: int = 64  # drawn pages kept in memory
     # ***** lessons: one Markdown file each (app/lessons) *****
-    lessons_dir: Path = ROOT / "lessons"
+    lessons_dir: Path = files.LESSONS
     # ***** HTTP hygiene *****
     # Host headers answered (Starlette's TrustedHostMiddleware): any other name that points
     # here, as a DNS-rebinding page's does, is refused. IPv6 literals keep their brackets.
@@ -101,12 +115,15 @@ class Settings:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
         environ = os.environ if environ is None else environ
-        default_db = ROOT / "data" / "gradtrace.db"
-        values: dict = {"db_path": Path(environ.get("GRADTRACE_DB", default_db))}
+        data_dir = data_directory(environ)
+        values: dict = {
+            "data_dir": data_dir,
+            "db_path": Path(environ.get("GRADTRACE_DB", data_dir / "gradtrace.db")),
+        }
         for f in fields(cls):
             variable = ENV_PREFIX + f.name.upper()
             text = environ.get(variable)
-            if f.name != "db_path" and text is not None:
+            if f.name not in values and text is not None:
                 values[f.name] = _parse(variable, text, type(getattr(cls, f.name)))
         return cls(**values)
 

@@ -23,8 +23,9 @@ import engine
 from app import execution, sessions, templating
 from app.body_limit import BodyLimit
 from app.client_address import client_address, client_scheme, limit_key
-from app.config import MIB, ROOT, Settings
+from app.config import MIB, Settings
 from app.disconnect import CancelOnDisconnect
+from app.files import APP, STATIC, TEMPLATES
 from app.head import HeadAsGet
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
 from app.lessons.library import Shelf
@@ -77,7 +78,7 @@ def create_app(
         title="gradtrace", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
-    secret = sessions.secret_for(settings.session_secret, settings.db_path)
+    secret = sessions.secret_for(settings.session_secret, settings.data_dir)
     app.state.sessions = sessions.Sessions(secret)
     standing = sessions.Standing(
         settings.session_settle_seconds,
@@ -107,11 +108,11 @@ def create_app(
         (
             str(RENDER_VERSION),
             engine.__version__,
-            fingerprint([*(ROOT / "templates").rglob("*.html"), *(ROOT / "app").rglob("*.py")]),
+            fingerprint([*TEMPLATES.rglob("*.html"), *APP.rglob("*.py")]),
         )
     )
     # an export also holds the player's script and styles (the standalone HTML inlines them)
-    static_files = [*(ROOT / "static").glob("*.js"), *(ROOT / "static").glob("*.css")]
+    static_files = [*STATIC.glob("*.js"), *STATIC.glob("*.css")]
     app.state.export_version = app.state.page_version + "\0" + fingerprint(static_files)
     # added innermost first: each add_middleware wraps what is there
     app.add_middleware(
@@ -127,7 +128,7 @@ def create_app(
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     # inside name_the_client, whose requester it counts by: a run of unknown traces is a 429
     app.add_middleware(NotFoundThrottle)
-    app.mount("/static", CachedStaticFiles(directory=ROOT / "static"), name="static")
+    app.mount("/static", CachedStaticFiles(directory=STATIC), name="static")
     # before the pages: `/t/{id}` would take `/t/{id}.png` for an id
     app.include_router(exports.router)
     app.include_router(pages.router)

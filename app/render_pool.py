@@ -32,11 +32,9 @@ import signal
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
+from app.files import code_folder_for_children
 from app.render_worker import HEADER, READY, TEST_TASKS_ENV
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class RawJSON:
@@ -247,13 +245,14 @@ class RenderPool:
         settings = self.settings
         env = {
             "PATH": os.defpath,
-            "PYTHONPATH": str(ROOT),
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": "C.UTF-8",
             "OPENBLAS_NUM_THREADS": "1",  # a thread pool's reserved memory counts in RLIMIT_AS
             "OMP_NUM_THREADS": "1",
         }
+        if code := code_folder_for_children():  # a checkout's; installed, Python finds it
+            env["PYTHONPATH"] = code
         if settings.test_tasks:
             env[TEST_TASKS_ENV] = "1"
         try:
@@ -275,6 +274,7 @@ class RenderPool:
         settings = self.settings
         return await asyncio.create_subprocess_exec(
             sys.executable,
+            "-P",  # not the working folder on the path: it names nothing of ours
             "-m",
             "app.render_worker",
             "--memory-mib",
@@ -287,7 +287,7 @@ class RenderPool:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             env=env,
-            cwd=ROOT,
+            cwd="/",
             close_fds=True,
             start_new_session=True,  # the server's terminal signals are not the worker's
         )

@@ -123,12 +123,12 @@ class Standing:
                 del self._buckets[address]
 
 
-def secret_for(configured: str, db_path: Path) -> str:
-    """The configured secret, or a random one kept (0600) beside the database, so sessions
-    survive a restart without anyone having to set one."""
+def secret_for(configured: str, data_dir: Path) -> str:
+    """The configured secret, or a random one kept (0600) in session.key in the data folder,
+    so sessions survive a restart without anyone having to set one."""
     if configured:
         return configured
-    path = db_path.parent / "session.key"
+    path = data_dir / "session.key"
     try:
         return path.read_text().strip()
     except FileNotFoundError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jinja2
 
-from app.config import ROOT
+from app.files import TEMPLATES
 
 
 def _printable(value):
@@ -22,7 +22,7 @@ def _printable(value):
 
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(ROOT / "templates"),
+        loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
     )
     env.finalize = _printable

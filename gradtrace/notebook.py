@@ -10,7 +10,6 @@ widget's own module and stylesheet: no server, no CDN, no request at all.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 try:
     import anywidget
@@ -22,13 +21,14 @@ import traitlets
 
 from app.export.bundle import bundle, styles
 from app.export.options import THEMES, VIEWS
+from app.files import package_folder
 from app.render import narrate
 from app.render.page import drawn_page, shown_trace
 from app.store import trace_id
 from app.templating import environment
 from gradtrace.styles import scoped
 
-HERE = Path(__file__).resolve().parent
+HERE = package_folder("gradtrace")  # widget.js and widget.css
 
 # Past this many events a run is shown in words, as the server shows a trace it could not draw
 # within its budget: the kernel draws in-process, with no worker to give up on. The sandbox's

@@ -1,4 +1,5 @@
-"""What every test shares: Hypothesis's budget, the markers, and the shared corpus's guard.
+"""What every test shares: Hypothesis's budget, the markers, the shared corpus's guard, and a
+data folder of their own.
 
 Markers (docs: README, "Tests"): every test under tests/browser is `browser`; `slow` marks a
 test that takes many seconds on its own; `alone` marks one that floods the machine (many
@@ -18,6 +19,11 @@ import pytest
 from hypothesis import settings
 
 BROWSER = Path(__file__).parent / "browser"
+
+# What the app writes by default (session.key, a database: app/config.py) goes in a folder of
+# this process's own, never the user's real data folder; set before any test builds Settings,
+# and inherited by every server a test starts.
+DATA_DIR = os.environ["GRADTRACE_DATA_DIR"] = tempfile.mkdtemp(prefix="gradtrace-data-")
 
 # Hypothesis's example count for the tests that do not set their own: the finite-difference
 # checks of every op (tests/engine/test_gradients.py), a few examples each within the suite's
@@ -40,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if folder := getattr(config, "corpus_folder", None):
         shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(DATA_DIR, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-STATIC = Path(__file__).resolve().parents[2] / "static"
+from app.files import STATIC
 
 _IMPORT = re.compile(r'^import\s+(?P<what>[^"\';]+?)\s+from\s+"\./(?P<file>[\w-]+\.js)";\s*$', re.M)
 _ANY_IMPORT = re.compile(r"^\s*import\b", re.M)

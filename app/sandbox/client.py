@@ -30,15 +30,14 @@ import subprocess
 import threading
 import time
 from collections import deque
-from pathlib import Path
 
+from app.files import code_folder_for_children
 from app.sandbox import outcome, protocol, statuses
 from app.sandbox.admission import Admission, SandboxBusy
 from app.sandbox.settings import SandboxSettings
 
 log = logging.getLogger("gradtrace.sandbox")
 
-ROOT = Path(__file__).resolve().parents[2]
 # The zygote's whole environment: no variable of the server's reaches a snippet.
 ZYGOTE_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
@@ -47,8 +46,11 @@ ZYGOTE_ENV = {
     "PATH": "/usr/bin:/bin",
     "LANG": "C.UTF-8",
 }
+# `-I` leaves PYTHONPATH out: our code's folder comes as the first argument, empty when the
+# interpreter finds it by itself (an installed wheel, in its site-packages)
 BOOTSTRAP = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import sys\n"
+    "if sys.argv[1]: sys.path.insert(0, sys.argv[1])\n"
     "from app.sandbox.zygote import main; main(sys.argv[2:])"
 )
 READY_TIMEOUT = 60.0
@@ -107,7 +109,7 @@ class _Zygote:
                 "-B",
                 "-c",
                 BOOTSTRAP,
-                str(ROOT),
+                code_folder_for_children() or "",
                 settings.to_json(),
                 str(theirs.fileno()),
             ],

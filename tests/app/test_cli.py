@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from importlib import metadata
 
 import pytest
 
@@ -91,4 +92,14 @@ def test_run_past_the_event_cap_prints_everything_and_succeeds(snippet):
     assert done.stderr.strip().splitlines()[-1] == (
         "gradtrace: recording stopped at line 4 after 20,000 events; the snippet ran on to its "
         "end unrecorded"
+    )
+
+
+def test_version_names_the_package_and_the_engine():
+    import engine
+
+    done = gradtrace("--version")
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout == f"gradtrace {metadata.version('gradtrace')} (engine {engine.__version__})\n"
     )
