@@ -23,6 +23,23 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 }
 
 
+def stamp_request_ids() -> None:
+    """Every log record carries the id of the request it was written for, read as it is made:
+    a handler may format it later, elsewhere (a queue's thread, a test's capture), where the
+    request's context is not. Installed once per process, however often asked."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "stamps_request_ids", False):
+        return
+
+    def stamped(*args, **kwargs) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        record.request_id = request_ids.current.get()
+        return record
+
+    stamped.stamps_request_ids = True
+    logging.setLogRecordFactory(stamped)
+
+
 class JSONFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line = {
@@ -31,11 +48,11 @@ class JSONFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        ident = getattr(record, "request_id", None) or request_ids.current.get()
+        ident = getattr(record, "request_id", None)
         if ident is not None:
             line["request_id"] = ident
         for key, value in vars(record).items():
-            if key not in _STANDARD and key not in line:
+            if key not in _STANDARD and key not in line and key != "request_id":
                 line[key] = value
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
@@ -49,6 +66,7 @@ class JSONFormatter(logging.Formatter):
 def configure(level: int = logging.INFO) -> None:
     """Every log line as JSON on stderr, from the root logger down (uvicorn's loggers have no
     handlers of their own when its `log_config` is None, so theirs arrive here too)."""
+    stamp_request_ids()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JSONFormatter())
     root = logging.getLogger()

@@ -20,7 +20,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import engine
-from app import execution, sessions, templating
+from app import execution, logs, sessions, templating
 from app.body_limit import BodyLimit
 from app.busy import Busy
 from app.client_address import client_address, client_scheme, limit_key
@@ -58,6 +58,7 @@ def create_app(
     `require_strong_sandbox` (what `gradtrace serve` asks for on a public address) it refuses
     to start unless every layer holds."""
     settings = settings or Settings.from_environment()
+    logs.stamp_request_ids()  # whoever handles the log, its records name their request
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
