@@ -66,7 +66,7 @@ async def export_file(request: Request, ident: str, format: str):
         "Cache-Control": REVALIDATE,
         "Content-Disposition": f'attachment; filename="{wanted.filename(ident)}"',
     }
-    return _answer(made["reply"], FORMATS[format][0], headers)
+    return _counted(request, format, _answer(made["reply"], FORMATS[format][0], headers))
 
 
 @router.get("/t/{ident}.{kind}")
@@ -102,7 +102,7 @@ async def picture(request: Request, ident: str, kind: str):
     tag = tag_of(made["digest"] or digest)
     if matches(request, tag):
         return not_modified(tag, caching)
-    return _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching})
+    return _counted(request, kind, _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching}))
 
 
 def _step_number(query, name: str) -> int | None:
@@ -147,6 +147,13 @@ def _answer(made, media_type: str, headers: dict) -> Response:
     except (TypeError, ValueError):  # binascii.Error is a ValueError
         return _not_drawn(TooLargeToDraw("the render worker's reply was unreadable"))
     return Response(body, media_type=media_type, headers=headers)
+
+
+def _counted(request: Request, format: str, answer: Response) -> Response:
+    """`answer`, counted in /metrics by its format if it is the file."""
+    if answer.status_code == 200:
+        request.app.state.metrics.exports.labels(format).inc()
+    return answer
 
 
 def _not_drawn(failure: TooLargeToDraw) -> Response:

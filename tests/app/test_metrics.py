@@ -166,3 +166,18 @@ def test_metrics_names_carry_the_prefix_and_their_units(client):
     for line in text.splitlines():
         if line.startswith("# TYPE") and line.split()[3] == "histogram":
             assert line.split()[2].endswith("_seconds"), line
+
+
+def test_exports_are_counted_by_format_and_timed_when_drawn(client):
+    ident = client.post("/api/traces", json={"code": SEED}).json()["id"]
+    for _ in range(2):  # the second is the kept file: answered, not drawn again
+        assert client.get(f"/t/{ident}.svg").status_code == 200
+    assert client.get(f"/t/{ident}/export.html").status_code == 200
+    assert client.get(f"/t/{ident}/export.html?view=nope").status_code == 422  # not a file
+    samples = scrape(client)
+    assert value(samples, "gradtrace_exports_total", format="svg") == 2
+    assert value(samples, "gradtrace_exports_total", format="html") == 1
+    assert value(samples, "gradtrace_export_seconds_count", format="svg") == 1
+    assert value(samples, "gradtrace_export_seconds_count", format="html") == 1
+    drawn = {"kind": "export", "outcome": "ok"}
+    assert value(samples, "gradtrace_render_seconds_count", **drawn) == 1
