@@ -195,11 +195,12 @@ def _warn_if_weak() -> None:
 def _serve(host: str, port: int, allow_weak: bool) -> int:
     import uvicorn
 
+    from app import logs
     from app.config import Settings
     from app.http_server import server_config
     from app.main import create_app
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    logs.configure(logging.INFO)  # one JSON object per line (app/logs.py)
     settings = Settings.from_environment()
     report = execution.layer_report()
     # behind a reverse proxy (docs/deploying.md) a loopback address serves the world too

@@ -90,8 +90,11 @@ class Settings:
     # Host headers answered (Starlette's TrustedHostMiddleware): any other name that points
     # here, as a DNS-rebinding page's does, is refused. IPv6 literals keep their brackets.
     allowed_hosts: Names = Names("localhost,127.0.0.1,::1,[::1]")
-    # reverse proxies whose X-Forwarded-For and -Proto are believed (app/client_address.py)
+    # reverse proxies whose X-Forwarded-For, -Proto and X-Request-ID are believed
+    # (app/client_address.py, app/request_ids.py)
     trusted_proxies: Networks = Networks()
+    # who may read /metrics besides this machine (loopback), by client address (docs/deploying.md)
+    metrics_networks: Networks = Networks()
     # `gradtrace serve` (app/http_server.py): connections past the cap are closed on arrival;
     # each has header_timeout_seconds to send a request's headers
     max_connections: int = 500

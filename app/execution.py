@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+from contextvars import ContextVar
 
 from app.sandbox import Requester, SandboxClient, SandboxSettings, probe
 
@@ -18,6 +19,12 @@ _lock = threading.Lock()
 _report_lock = threading.Lock()
 _sandbox: SandboxClient | None = None
 _report: dict | None = None
+
+# the seconds the last run awaited in this task waited for a place and then took (None: not
+# known): set by run_snippet_async, read by its caller for /metrics
+run_timing: ContextVar[tuple[float | None, float | None]] = ContextVar(
+    "run_timing", default=(None, None)
+)
 
 
 def sandbox(settings: SandboxSettings | None = None) -> SandboxClient:
@@ -60,7 +67,18 @@ def run_snippet(code: str) -> dict:
 
 async def run_snippet_async(code: str, requester: Requester) -> dict:
     """run_snippet for async routes, on behalf of `requester`: waits without holding a thread."""
-    return await sandbox().run(code, client=requester)
+    run_timing.set((None, None))
+
+    def timed(waited: float | None, ran: float | None) -> None:
+        run_timing.set((waited, ran))  # this task's context: its caller reads it
+
+    return await sandbox().run(code, client=requester, timed=timed)
+
+
+def running_sandbox() -> SandboxClient | None:
+    """The process's sandbox if it has been started, else None (nothing is started)."""
+    with _lock:
+        return _sandbox
 
 
 def missing_layers() -> list[str]:

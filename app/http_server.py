@@ -58,6 +58,10 @@ def server_config(app: ASGIApp, settings: Settings, *, host: str, port: int) -> 
         # uvicorn would believe X-Forwarded-For from 127.0.0.1, i.e. from anyone on this
         # host; app/client_address.py believes only Settings.trusted_proxies
         proxy_headers=False,
+        # its loggers write through the root's JSON handler (app/logs.py), not a config of its
+        # own; each request's line is app/request_watch.py's, with its id, not uvicorn's
+        log_config=None,
+        access_log=False,
     )
 
 

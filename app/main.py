@@ -14,30 +14,36 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import engine
-from app import execution, sessions, templating
+from app import execution, logs, sessions, templating
 from app.body_limit import BodyLimit
+from app.busy import Busy
 from app.client_address import client_address, client_scheme, limit_key
 from app.config import MIB, Settings
 from app.disconnect import CancelOnDisconnect
 from app.files import APP, STATIC, TEMPLATES
 from app.head import HeadAsGet
+from app.health import Health
 from app.http_cache import CachedStaticFiles, EncodedTags, fingerprint
 from app.lessons.library import Shelf
+from app.metrics import Metrics
 from app.not_found import NotFoundThrottle
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
-from app.render_pool import RenderBusy, RenderPool, RenderSettings
-from app.routes import api, embed, exports, lessons, oembed, pages
-from app.sandbox import Requester, SandboxBusy
+from app.render_pool import RenderPool, RenderSettings
+from app.request_watch import NoteRoute, WatchRequests
+from app.routes import api, embed, exports, lessons, oembed, pages, watching
+from app.routes.busy import answer_busy
+from app.sandbox import Requester
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
-from app.service import OverQuota, Traces
+from app.service import Traces
 from app.store import Store, StoreLimits
+from app.timed_store import TimedStore
 
 log = logging.getLogger("gradtrace")
 
@@ -53,6 +59,7 @@ def create_app(
     `require_strong_sandbox` (what `gradtrace serve` asks for on a public address) it refuses
     to start unless every layer holds."""
     settings = settings or Settings.from_environment()
+    logs.stamp_request_ids()  # whoever handles the log, its records name their request
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -91,16 +98,26 @@ def create_app(
         unviewed_seconds=settings.unviewed_days * 24 * 3600,
         owner_share_percent=settings.owner_share_percent,
     )
-    app.state.store = Store(settings.db_path, store_limits, owner_key=secret.encode())
+    app.state.metrics = metrics = Metrics()
+    store = Store(settings.db_path, store_limits, owner_key=secret.encode())
+    app.state.store = TimedStore(store, metrics.store_seconds)
     app.state.render_pool = RenderPool(
         RenderSettings(
             workers=settings.render_workers,
             budget_seconds=settings.render_budget_seconds,
             memory_mib=settings.render_memory_mib,
-        )
+        ),
+        observe=metrics.rendered,
     )
     cache = PageCache(settings.page_cache_mib * MIB)
-    app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache)
+    app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache, metrics)
+    metrics.watch(
+        store=app.state.store,
+        pool=app.state.render_pool,
+        cache=cache,
+        sandbox=execution.running_sandbox,
+    )
+    app.state.health = Health(app.state.store, app.state.render_pool)
     app.state.lessons = Shelf(settings.lessons_dir)
     app.state.templates = Jinja2Templates(env=templating.environment())
     # what a page is made from besides its trace: its /t/{id} tag names this (app/http_cache.py)
@@ -115,6 +132,7 @@ def create_app(
     static_files = [*STATIC.glob("*.js"), *STATIC.glob("*.css")]
     app.state.export_version = app.state.page_version + "\0" + fingerprint(static_files)
     # added innermost first: each add_middleware wraps what is there
+    app.add_middleware(NoteRoute)  # the route's template, for WatchRequests
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
@@ -136,6 +154,7 @@ def create_app(
     app.include_router(api.router)
     app.include_router(embed.router)
     app.include_router(oembed.router)
+    app.include_router(watching.router)
 
     @app.middleware("http")
     async def name_the_client(request: Request, call_next):
@@ -168,22 +187,18 @@ def create_app(
     # refusals included, carries the security headers
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
     app.add_middleware(SecurityHeaders)
-    # outside everything: a request stops once its body is in and its client has gone, and the
-    # whole of it stops (cancelled inside name_the_client, the answer it awaits would never come,
-    # and Starlette would log that as an error: a flood of hang-ups, a flood of tracebacks)
+    # outside all but WatchRequests: a request stops once its body is in and its client has
+    # gone, and the whole of it stops (cancelled inside name_the_client, the answer it awaits
+    # would never come, and Starlette would log that as an error: a flood of hang-ups, a flood
+    # of tracebacks)
     app.add_middleware(CancelOnDisconnect)
+    # outside all: every answer is counted, timed, logged and given its request's id
+    app.add_middleware(WatchRequests, metrics=metrics, trusted_proxies=settings.trusted_proxies)
     # a 500 is answered outside every middleware (Starlette's ServerErrorMiddleware)
     app.add_exception_handler(Exception, internal_error)
 
-    @app.exception_handler(SandboxBusy)
-    @app.exception_handler(RenderBusy)
-    @app.exception_handler(OverQuota)
-    async def busy(request: Request, error: SandboxBusy | RenderBusy | OverQuota) -> JSONResponse:
-        return JSONResponse(
-            {"detail": error.message},
-            status_code=error.status_code,
-            headers={"Retry-After": str(error.retry_after)},
-        )
+    # no room now (the sandbox, a quota, the render pool, a client's share): one answer
+    app.add_exception_handler(Busy, answer_busy)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:
@@ -191,26 +206,5 @@ def create_app(
         # such as {"x": "\ud800"}; ASCII escapes keep any input representable.
         body = json.dumps({"detail": jsonable_encoder(error.errors())}, ensure_ascii=True)
         return Response(body, status_code=422, media_type="application/json")
-
-    @app.get("/healthz")
-    async def healthz(request: Request) -> JSONResponse:
-        # answered on the event loop, not in the thread pool: under load it then says how soon
-        # the server answers, not how soon a thread is free (the report is measured at startup;
-        # without a startup, as in some tests, it is measured once, in a thread)
-        report = execution.known_layer_report() or await asyncio.to_thread(execution.layer_report)
-        sandbox = execution.sandbox()
-        return JSONResponse(
-            {
-                "status": "ok",
-                "engine": engine.__version__,
-                "sandbox": {
-                    "mode": "zygote",
-                    "strong": report["strong"],
-                    "layers": report["layers"],
-                    "limits": sandbox.settings.describe(),
-                    "load": sandbox.admission.stats(),
-                },
-            }
-        )
 
     return app

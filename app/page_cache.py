@@ -47,6 +47,9 @@ class PageCache:
         self._bytes = 0
         self._flights: dict[Hashable, _Flight] = {}
         self.renders = 0  # how many times `produce` was called (tests, /healthz)
+        # asked for and kept, or not (drawn now, or waited for while drawn): /metrics
+        self.hits = 0
+        self.misses = 0
 
     @property
     def bytes(self) -> int:
@@ -58,8 +61,10 @@ class PageCache:
     async def get(self, key: Hashable, produce: Callable[[], Awaitable[Any]]) -> Any:
         entry = self._entries.get(key)
         if entry is not None and not entry.expired():
+            self.hits += 1
             self._entries.move_to_end(key)
             return entry.value()
+        self.misses += 1
         if entry is not None:
             self._remove(key)
         flight = self._flights.get(key)

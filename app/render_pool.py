@@ -27,14 +27,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from app.busy import Busy
 from app.files import code_folder_for_children
 from app.render_worker import HEADER, READY, TEST_TASKS_ENV
+
+log = logging.getLogger("gradtrace.render")
 
 
 class RawJSON:
@@ -59,10 +64,11 @@ class TooLargeToDraw(Exception):
         self.reason = reason
 
 
-class RenderBusy(Exception):
+class RenderBusy(Busy):
     """Every worker is busy and the queue is full: try again in `retry_after` seconds."""
 
     status_code = 503
+    reason = "render"
     message = "The server is busy drawing traces; try again shortly."
 
     def __init__(self, retry_after: int) -> None:
@@ -108,8 +114,14 @@ class RenderPool:
     pool.start()` at app start (or let the first task start the workers) and `await
     pool.close()` at shutdown. Bound to the event loop it is first used in."""
 
-    def __init__(self, settings: RenderSettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: RenderSettings | None = None,
+        observe: Callable[[dict, float, bool], None] | None = None,
+    ) -> None:
         self.settings = settings or RenderSettings()
+        # told of each task a worker finished: (the task, its seconds, whether it was drawn)
+        self._observe = observe
         self._idle: asyncio.Queue[_Worker | None] | None = None
         self._admitted = 0  # tasks running or waiting
         self._exports: asyncio.Semaphore | None = None  # the export slots (made in the loop)
@@ -201,7 +213,14 @@ class RenderPool:
             try:
                 if worker is None or not worker.alive():
                     worker = await self._spawn()
-                reply = await self._exchange(worker, data, budget or self.settings.budget_seconds)
+                started = time.perf_counter()
+                try:
+                    budget = budget or self.settings.budget_seconds
+                    reply = await self._exchange(worker, data, budget)
+                except TooLargeToDraw:
+                    self._observed(request, started, False)
+                    raise
+                self._observed(request, started, bool(reply.get("ok")))
             except BaseException:
                 if worker is not None:
                     self._discard(worker)
@@ -216,6 +235,19 @@ class RenderPool:
         if not reply.get("ok"):
             raise TooLargeToDraw(f"the renderer failed: {reply.get('error', 'no reason')}")
         return reply["result"]
+
+    def _observed(self, request: dict, started: float, ok: bool) -> None:
+        seconds = time.perf_counter() - started
+        if self._observe is not None:
+            self._observe(request, seconds, ok)
+        # in the requesting task, so under its request's id (app/request_ids.py)
+        log.info(
+            "render: %s %s in %.3f s",
+            request.get("kind"),
+            "drawn" if ok else "failed",
+            seconds,
+            extra={"render_kind": request.get("kind"), "seconds": round(seconds, 4), "ok": ok},
+        )
 
     async def _exchange(self, worker: _Worker, data: bytes, budget: float) -> dict:
         settings = self.settings
@@ -298,6 +330,11 @@ class RenderPool:
         task = asyncio.ensure_future(worker.stop())
         self._reaping.add(task)
         task.add_done_callback(self._reaping.discard)
+
+    def load(self) -> dict:
+        """Tasks running or waiting, and worker processes alive (/metrics, /healthz)."""
+        alive = sum(1 for worker in self._live if worker.alive())
+        return {"tasks": self._admitted, "alive": alive, "workers": self.settings.workers}
 
     @property
     def pids(self) -> list[int]:

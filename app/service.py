@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 import engine
 from app import examples, execution
+from app.busy import Busy
 from app.config import MIB, Settings
 from app.export.options import ExportRequest
+from app.metrics import Metrics
 from app.page_cache import PageCache
 from app.render.page import shown_trace
 from app.render_pool import RawJSON, RenderPool, TooLargeToDraw
@@ -44,10 +46,11 @@ VISIT_EVERY = 600.0  # seconds: a visitor's views of one trace within this are w
 KEPT_VISITS = 50_000  # visits remembered for that (the oldest forgotten first)
 
 
-class OverQuota(Exception):
+class OverQuota(Busy):
     """This session or address has stored as many new traces as a window allows."""
 
     status_code = 429
+    reason = "quota"
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
@@ -63,9 +66,15 @@ class Quota:
 
 class Traces:
     def __init__(
-        self, store: Store, settings: Settings, pool: RenderPool, cache: PageCache
+        self,
+        store: Store,
+        settings: Settings,
+        pool: RenderPool,
+        cache: PageCache,
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
+        self.metrics = metrics or Metrics()
         self.pool = pool
         self.cache = cache
         limits = pool.settings
@@ -111,7 +120,9 @@ class Traces:
         if not site:
             owner = self.store.owner(requester.session, requester.address)
             await asyncio.to_thread(self._check_quota, owner)
+        execution.run_timing.set((None, None))  # a stand-in for the sandbox (tests) sets none
         trace = await execution.run_snippet_async(code, requester)
+        self.metrics.ran(trace["outcome"]["status"], *execution.run_timing.get())
         if trace["outcome"]["status"] in TRANSIENT:
             return self.store.public_id(code), trace  # an id nothing answers at, yet
         return await asyncio.to_thread(self.store.put, code, trace, owner=owner, pinned=site)

@@ -27,6 +27,7 @@ class ShareUsed(RenderBusy):
     """This client already has as much work going as its share allows."""
 
     status_code = 429
+    reason = "share"
 
     def __init__(self, retry_after: int, message: str) -> None:
         super().__init__(retry_after)

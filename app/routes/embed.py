@@ -15,12 +15,10 @@ from dataclasses import asdict, dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from app.busy import show_busy_on
 from app.export.options import THEMES, VIEWS, BadOption, StepRange, choice
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
-from app.render_pool import RenderBusy
 from app.routes.pages import render_page
-from app.sandbox import SandboxBusy
-from app.service import OverQuota
 
 router = APIRouter()
 
@@ -90,6 +88,8 @@ async def embed(request: Request, ident: str):
     except BadOption as bad:
         return _bad_option(request, ident, bad)
     traces = request.app.state.traces
+    # nothing could be drawn now: the embed says why, and when to try again
+    show_busy_on(request, "embed.html", ident=ident, embed=None)
     if await traces.visit(ident, request.state.requester) is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
     if await traces.outdated(ident):
@@ -104,10 +104,7 @@ async def embed(request: Request, ident: str):
     known = traces.known_digest(ident)
     if known is not None and matches(request, tag := entity_tag("embed", known, query, version)):
         return not_modified(tag, caching)
-    try:
-        context = await traces.page(ident, request.state.requester)
-    except RenderBusy as busy:
-        return _busy(request, ident, busy)
+    context = await traces.page(ident, request.state.requester)
     tag = entity_tag("embed", context["digest"] or "", query, version)
     if matches(request, tag):
         return not_modified(tag, caching)
@@ -118,17 +115,13 @@ async def _run_again(request: Request, code: str, options: EmbedOptions):
     """An old link's snippet, run by today's engine (as pages.show does): its embed at its new
     address with the same options, or, for a run that is not stored, the embed right here."""
     traces = request.app.state.traces
-    try:
-        ident, trace, stored = await traces.run_again(code, request.state.requester)
-    except (SandboxBusy, OverQuota) as busy:
-        return _busy(request, "", busy)
+    show_busy_on(request, "embed.html", ident="", embed=None)
+    ident, trace, stored = await traces.run_again(code, request.state.requester)
     if stored:
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/embed/{ident}{query}", status_code=307)
-    try:
-        context = await traces.page(ident, request.state.requester, trace=trace)
-    except RenderBusy as busy:
-        return _busy(request, ident, busy)
+    show_busy_on(request, "embed.html", ident=ident, embed=None)
+    context = await traces.page(ident, request.state.requester, trace=trace)
     return _page(request, context, options)
 
 
@@ -160,11 +153,3 @@ def _page(request: Request, context: dict, options: EmbedOptions, headers=None):
 def _bad_option(request: Request, ident: str, bad: BadOption):
     context = {"ident": ident, "embed": None, "problem": str(bad)}
     return render_page(request, "embed.html", context, 422)
-
-
-def _busy(request: Request, ident: str, busy: SandboxBusy | OverQuota | RenderBusy):
-    """Nothing could be drawn now: says why, and when to try again."""
-    context = {"ident": ident, "embed": None, "problem": busy.message}
-    context["retry_after"] = busy.retry_after
-    headers = {"Retry-After": str(busy.retry_after)}
-    return render_page(request, "embed.html", context, busy.status_code, headers)

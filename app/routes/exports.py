@@ -12,18 +12,20 @@ from __future__ import annotations
 import base64
 import json
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from app.busy import PLAIN_TEXT
 from app.export.make import PICTURES
 from app.export.options import FORMATS, THEMES, VIEWS, BadOption, ExportRequest, choice
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
 from app.public_url import public_url
-from app.render_pool import RenderBusy, TooLargeToDraw
-from app.sandbox import SandboxBusy
-from app.service import OverQuota, content_digest
+from app.render_pool import TooLargeToDraw
+from app.routes.busy import shown_as
+from app.service import content_digest
 
-router = APIRouter()
+# a file's refusals for want of room are plain text, as its other failures are
+router = APIRouter(dependencies=[Depends(shown_as(PLAIN_TEXT))])
 
 
 @router.get("/t/{ident}/export.{format}")
@@ -54,7 +56,7 @@ async def export_file(request: Request, ident: str, format: str):
     traces = request.app.state.traces
     try:
         made = await traces.export(ident, request.state.requester, wanted, live_url, trace=trace)
-    except (RenderBusy, TooLargeToDraw) as failure:
+    except TooLargeToDraw as failure:
         return _not_drawn(failure)
     tag = entity_tag("export", made["digest"] or digest, repr(wanted), live_url, version)
     if matches(request, tag):
@@ -64,7 +66,7 @@ async def export_file(request: Request, ident: str, format: str):
         "Cache-Control": REVALIDATE,
         "Content-Disposition": f'attachment; filename="{wanted.filename(ident)}"',
     }
-    return _answer(made["reply"], FORMATS[format][0], headers)
+    return _counted(request, format, _answer(made["reply"], FORMATS[format][0], headers))
 
 
 @router.get("/t/{ident}.{kind}")
@@ -95,12 +97,12 @@ async def picture(request: Request, ident: str, kind: str):
     asked = (kind, view, theme, step)
     try:
         made = await traces.picture(ident, request.state.requester, asked, trace=trace)
-    except (RenderBusy, TooLargeToDraw) as failure:
+    except TooLargeToDraw as failure:
         return _not_drawn(failure)
     tag = tag_of(made["digest"] or digest)
     if matches(request, tag):
         return not_modified(tag, caching)
-    return _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching})
+    return _counted(request, kind, _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching}))
 
 
 def _step_number(query, name: str) -> int | None:
@@ -125,10 +127,7 @@ async def _trace(request: Request, ident: str):
     code = await traces.code_of(ident)
     if code is None:
         return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
-    try:
-        fresh, trace, stored = await traces.run_again(code, request.state.requester)
-    except (SandboxBusy, OverQuota) as busy:
-        return _busy(busy)
+    fresh, trace, stored = await traces.run_again(code, request.state.requester)
     if not stored:
         return trace, content_digest(json.dumps(trace, sort_keys=True))
     url = request.url.replace(path=request.url.path.replace(f"/t/{ident}", f"/t/{fresh}", 1))
@@ -150,17 +149,16 @@ def _answer(made, media_type: str, headers: dict) -> Response:
     return Response(body, media_type=media_type, headers=headers)
 
 
-def _not_drawn(failure: RenderBusy | TooLargeToDraw) -> Response:
-    if isinstance(failure, RenderBusy):
-        return _busy(failure)
+def _counted(request: Request, format: str, answer: Response) -> Response:
+    """`answer`, counted in /metrics by its format if it is the file."""
+    if answer.status_code == 200:
+        request.app.state.metrics.exports.labels(format).inc()
+    return answer
+
+
+def _not_drawn(failure: TooLargeToDraw) -> Response:
     return PlainTextResponse(
         f"This export could not be drawn: {failure.reason}. A shorter range of steps "
         "(from= and to=) draws in less time.",
         status_code=422,
-    )
-
-
-def _busy(busy: RenderBusy | SandboxBusy | OverQuota) -> Response:
-    return PlainTextResponse(
-        busy.message, status_code=busy.status_code, headers={"Retry-After": str(busy.retry_after)}
     )

@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.lessons import forms
@@ -20,17 +20,14 @@ from app.lessons.grading import Answers, BadAnswer, Feedback, grade
 from app.lessons.overrides import overridden
 from app.lessons.source import LessonFile
 from app.render.page import player_json, steps_html
-from app.render_pool import RenderBusy
+from app.routes.busy import shown_as
 from app.routes.pages import render_page
-from app.sandbox import SandboxBusy
-from app.service import OverQuota
 
 log = logging.getLogger("gradtrace.lessons")
 REFUSALS_LOGGED = 20  # of a lesson's problems, each cut to a line: a worker's reply is bounded
 
-router = APIRouter()
-
-Busy = (SandboxBusy, OverQuota, RenderBusy)
+# a lesson or quiz that cannot be run or drawn now: a page that says so, and when to try again
+router = APIRouter(dependencies=[Depends(shown_as("busy.html"))])
 
 
 @router.get("/lessons", response_class=HTMLResponse)
@@ -92,22 +89,16 @@ async def answer_trace_quiz(
 
 
 async def _lesson_page(request: Request, slug: str) -> dict | Response:
-    """A lesson's page context, or the answer instead of it: no such lesson, or busy."""
+    """A lesson's page context, or the answer instead of it (no such lesson)."""
     found = request.app.state.lessons.library().get(slug)
     if found is None:
         return _missing_lesson(request, slug)
-    try:
-        return await _lesson_context(request, found)
-    except Busy as busy:
-        return _busy(request, busy)
+    return await _lesson_context(request, found)
 
 
 async def _quiz_page(request: Request, ident: str) -> dict | Response:
-    """A trace's quiz page context, or the answer instead of it: no such trace, or busy."""
-    try:
-        context = await _trace_quiz_context(request, ident)
-    except Busy as busy:
-        return _busy(request, busy)
+    """A trace's quiz page context, or the answer instead of it (no such trace)."""
+    context = await _trace_quiz_context(request, ident)
     if context is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
     return context
@@ -195,9 +186,3 @@ async def _answer(request: Request, context: dict, qid: str, page: str, fragment
 
 def _missing_lesson(request: Request, slug: str):
     return render_page(request, "missing.html", {"ident": slug, "what": "lesson"}, 404)
-
-
-def _busy(request: Request, busy):
-    headers = {"Retry-After": str(busy.retry_after)}
-    context = {"problem": busy.message, "retry_after": busy.retry_after}
-    return render_page(request, "busy.html", context, busy.status_code, headers)

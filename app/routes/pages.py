@@ -13,11 +13,9 @@ from fastapi import APIRouter, Form, Header, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app import sharing
+from app.busy import show_busy_on
 from app.examples import BY_SLUG, DEFAULT, EXAMPLES
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
-from app.render_pool import RenderBusy
-from app.sandbox import SandboxBusy
-from app.service import OverQuota
 
 router = APIRouter()
 
@@ -54,11 +52,10 @@ async def run(
         return render_page(request, page, {"code": code, "problem": problem}, 413)
     traces = request.app.state.traces
     requester = request.state.requester
-    try:
-        ident, trace = await traces.find_or_run(code, requester)
-        context = await traces.page(ident, requester, trace=trace)
-    except (SandboxBusy, OverQuota, RenderBusy) as busy:
-        return _busy(request, page, code, busy)
+    # refused for want of room: the form again, saying why nothing ran, and when to try again
+    show_busy_on(request, page, code=code)
+    ident, trace = await traces.find_or_run(code, requester)
+    context = await traces.page(ident, requester, trace=trace)
     shown = context["trace"] or {}
     unreadable = _unreadable(shown)
     if unreadable is not None:
@@ -112,10 +109,8 @@ async def show(
         request, tag := entity_tag("page", known, asked, page, version)
     ):
         return not_modified(tag, caching)
-    try:
-        context = await traces.page(ident, request.state.requester, opened)
-    except RenderBusy as busy:
-        return _busy(request, page, "", busy)
+    show_busy_on(request, page, code="")
+    context = await traces.page(ident, request.state.requester, opened)
     shown = context.get("opened", ())
     if set(shown) != set(opened):
         # some of the stacks or modules asked for are not the trace's: its page is the one
@@ -136,24 +131,12 @@ async def _run_again(request: Request, page: str, code: str):
     """An old link's snippet, run by today's engine: its page at its new address, or, for a run
     that is not stored (the server's fault), the result here."""
     traces = request.app.state.traces
-    try:
-        ident, trace, stored = await traces.run_again(code, request.state.requester)
-    except (SandboxBusy, OverQuota) as busy:
-        return _busy(request, page, code, busy)
+    show_busy_on(request, page, code=code)
+    ident, trace, stored = await traces.run_again(code, request.state.requester)
     if stored:
         return RedirectResponse(f"/t/{ident}", status_code=307)
-    try:
-        context = await traces.page(ident, trace)
-    except RenderBusy as busy:
-        return _busy(request, page, code, busy)
+    context = await traces.page(ident, trace)
     return render_page(request, page, {**context, "trace": trace})
-
-
-def _busy(request: Request, page: str, code: str, busy: SandboxBusy | OverQuota | RenderBusy):
-    """The form again, saying why nothing ran or was drawn, and when to try again."""
-    headers = {"Retry-After": str(busy.retry_after)}
-    context = {"code": code, "problem": busy.message, "retry_after": busy.retry_after}
-    return render_page(request, page, context, busy.status_code, headers)
 
 
 def render_page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):

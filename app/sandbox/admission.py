@@ -25,6 +25,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.busy import Busy
+
 HALF_LIFE = 600.0  # seconds: run time used ten minutes ago counts half
 LEAST_CHARGE = 0.05  # seconds a run counts for from its start: starting one is never free
 KEPT_USAGE = 10_000  # clients whose usage is remembered; past it, the most faded are forgotten
@@ -45,8 +47,10 @@ def _keys(client: Requester | str) -> tuple[str, str]:
     return client, client
 
 
-class SandboxBusy(Exception):
+class SandboxBusy(Busy):
     """No room for this run now. `status_code` is 429 (this client) or 503 (everyone)."""
+
+    reason = "sandbox"
 
     def __init__(self, status_code: int, retry_after: int, message: str) -> None:
         super().__init__(message)

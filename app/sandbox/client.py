@@ -30,7 +30,9 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 
+from app import request_ids
 from app.files import code_folder_for_children
 from app.sandbox import outcome, protocol, statuses
 from app.sandbox.admission import Admission, SandboxBusy
@@ -75,6 +77,17 @@ class _Run:
         self.overflow = False  # it wrote more than max_trace_bytes; the rest was not read
         self.eof = False
         self.zygote: _Zygote | None = None  # the one it was handed to
+        # its request's id, for the reader thread's log lines (contextvars stay on this thread)
+        self.request_id = request_ids.current.get()
+        self.submitted = time.monotonic()
+        self.started: float | None = None  # when admission let it start
+        self.finished: float | None = None  # when its trace was read
+
+    def timing(self) -> tuple[float | None, float | None]:
+        """Seconds it waited for a place, and seconds from then to its trace (None: unknown)."""
+        if self.started is None or self.finished is None:
+            return None, None
+        return self.started - self.submitted, self.finished - self.started
 
     def stop(self) -> None:
         """Nobody waits for it any more: its child is killed (its slot freed at once, not at
@@ -329,7 +342,12 @@ class _Zygote:
     def _finish_if_done(self, run: _Run) -> None:
         if run.done():
             self._forget(run)
-            _complete(run.future, _result(run))
+            with request_ids.bound(run.request_id):
+                result = _result(run)
+                run.finished = time.monotonic()
+                if run.code is not None:
+                    _log_ending(run, result)
+            _complete(run.future, result)
             if self.closing:
                 self._flush()  # the last run of a retiring zygote lets it go
 
@@ -388,6 +406,22 @@ def _result(run: _Run):
         )
 
 
+def _log_ending(run: _Run, trace: dict) -> None:
+    waited, ran = run.timing()
+    status = trace.get("outcome", {}).get("status")
+    log.info(
+        "sandbox: run %d ended %s",
+        run.id,
+        status,
+        extra={
+            "run": run.id,
+            "status": status,
+            "waited_seconds": None if waited is None else round(waited, 4),
+            "run_seconds": None if ran is None else round(ran, 4),
+        },
+    )
+
+
 def _complete(future: concurrent.futures.Future, value) -> None:
     with contextlib.suppress(concurrent.futures.InvalidStateError):
         future.set_result(value)
@@ -443,6 +477,15 @@ class SandboxClient:
     def zygote_pid(self) -> int | None:
         zygote = self._zygote
         return zygote.process.pid if self._usable(zygote) else None
+
+    def health(self) -> dict:
+        """The zygote's state (`ok`; `starting` while one warms up; `down` when none runs, and
+        none is starting) and the admission's load, for /healthz."""
+        with self._lock:
+            zygote, replacing, closed = self._zygote, self._replacing, self.closed
+            alive = self._usable(zygote)
+        state = "ok" if alive else "starting" if replacing is not None and not closed else "down"
+        return {"state": state, "zygote_alive": alive, **self.admission.stats()}
 
     @staticmethod
     def _usable(zygote: _Zygote | None) -> bool:
@@ -552,6 +595,7 @@ class SandboxClient:
 
     def _admit(self, client, run: _Run) -> None:
         def start(ticket) -> None:
+            run.started = time.monotonic()
             run.future.add_done_callback(lambda _: self.admission.leave(ticket))
             self._dispatch(run)
 
@@ -561,11 +605,22 @@ class SandboxClient:
 
         run.future.ticket = self.admission.enter(client, start, refuse)
 
-    async def run(self, code: str, client: str = "local", limits: dict | None = None) -> dict:
-        """The trace of `code`, awaited; raises SandboxBusy when the server is full."""
+    async def run(
+        self,
+        code: str,
+        client: str = "local",
+        limits: dict | None = None,
+        timed: Callable[[float | None, float | None], None] | None = None,
+    ) -> dict:
+        """The trace of `code`, awaited; raises SandboxBusy when the server is full. `timed` is
+        told the seconds it waited for a place and then took (None when not known)."""
         future = self.submit(code, client, limits)
         try:
-            return await asyncio.wrap_future(future)
+            trace = await asyncio.wrap_future(future)
+            if timed is not None:
+                run = getattr(future, "run", None)
+                timed(*(run.timing() if run is not None else (None, None)))
+            return trace
         except asyncio.CancelledError:
             ticket = getattr(future, "ticket", None)
             if ticket is not None and self.admission.cancel(ticket):
