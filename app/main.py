@@ -36,7 +36,7 @@ from app.routes import api, embed, exports, lessons, oembed, pages
 from app.sandbox import Requester, SandboxBusy
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
 from app.service import OverQuota, Traces
-from app.store import Store, StoreLimits
+from app.store import StoreLimits, open_store
 
 log = logging.getLogger("gradtrace")
 
@@ -77,20 +77,23 @@ def create_app(
         title="gradtrace", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
-    secret = sessions.secret_for(settings.session_secret, settings.db_path)
-    app.state.sessions = sessions.Sessions(secret)
-    standing = sessions.Standing(
-        settings.session_settle_seconds,
-        settings.earned_sessions_burst,
-        settings.earned_sessions_per_hour,
-    )
     store_limits = StoreLimits(
         max_trace_bytes=settings.max_stored_trace_mib * MIB,
         max_total_bytes=settings.max_store_mib * MIB,
         unviewed_seconds=settings.unviewed_days * 24 * 3600,
         owner_share_percent=settings.owner_share_percent,
     )
-    app.state.store = Store(settings.db_path, store_limits, owner_key=secret.encode())
+    store = open_store(settings.database_url or settings.db_path, store_limits)
+    secret = sessions.secret_for(settings.session_secret, settings.db_path, store)
+    store.set_owner_key(secret.encode())
+    app.state.store = store
+    app.state.sessions = sessions.Sessions(secret)
+    standing = sessions.Standing(
+        settings.session_settle_seconds,
+        settings.earned_sessions_burst,
+        settings.earned_sessions_per_hour,
+        ledger=store,  # in the store: every server sharing it counts the same sessions
+    )
     app.state.render_pool = RenderPool(
         RenderSettings(
             workers=settings.render_workers,

@@ -329,7 +329,7 @@ class Store:
         """Hold an owner's address to its share of the store: a flood evicts itself."""
         query = "SELECT coalesce(sum(size), 0) FROM traces WHERE address = ?"
         (held,) = db.execute(query, (address,)).fetchone()
-        self._evict_least_seen(db, held - self.limits.owner_share_bytes, stored, address)
+        self._evict_least_seen(db, int(held) - self.limits.owner_share_bytes, stored, address)
 
     def _evict_least_seen(
         self, db, excess: float, spared: str | None, address: str | None = None
@@ -391,6 +391,10 @@ class Store:
                 (session_key, now),
             )
             return 0.0
+
+    def has_earned(self, session: str) -> bool:
+        query = "SELECT 1 FROM earned_sessions WHERE session = ?"
+        return self._one(query, (self._keyed_hex(session),)) is not None
 
     def forget_standing(self, budgets_before: float, sessions_before: float) -> None:
         """Forget addresses' budgets untouched since `budgets_before` (full again by then) and
