@@ -2,7 +2,8 @@
 
 A real uvicorn is started on a free loopback port, sent a batch of distinct snippets from a few
 threads, and SIGKILLed (its whole process group) the moment the last answer is in. A second
-server on the same database must then answer every acknowledged id with the very same trace.
+server on the same database must then answer every acknowledged id with the very same trace,
+whether the store is a SQLite file or PostgreSQL.
 The sandbox's zygote runs in a session of its own, so the kill does not reach it: it must notice
 that the server is gone and leave by itself, taking its children with it.
 """
@@ -75,14 +76,14 @@ def _alive(processes: dict[int, int]) -> list[int]:
 class Server:
     """`uvicorn --factory app.main:create_app` in its own process group, on a given database."""
 
-    def __init__(self, db: Path, log: Path) -> None:
+    def __init__(self, db: Path, log: Path, store: dict[str, str]) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("ab")
         self.process = subprocess.Popen(
             uvicorn_command(self.port),
             cwd=ROOT,
-            env=dict(os.environ, GRADTRACE_DB=str(db)),
+            env=dict(os.environ, GRADTRACE_DB=str(db), **store),
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=self.log,
@@ -129,14 +130,22 @@ class Server:
         self.log.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request) -> dict[str, str]:
+    """The store's settings beyond GRADTRACE_DB: none for SQLite, a database for PostgreSQL."""
+    if request.param == "sqlite":
+        return {}
+    return {"GRADTRACE_DATABASE_URL": request.getfixturevalue("postgres").new_database()}
+
+
 @pytest.mark.alone
-def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
+def test_every_acknowledged_trace_survives_a_sigkill(tmp_path, store):
     db = tmp_path / "traces.db"
     log = tmp_path / "server.log"
     codes = [SNIPPET.format(a=n % 7 + 1, b=n % 5, n=n) for n in range(SNIPPETS)]
     assert len(set(codes)) == SNIPPETS
 
-    first = Server(db, log)
+    first = Server(db, log, store)
     try:
         first.wait_ready()
         assert first.children, "the server started no sandbox zygote"
@@ -161,7 +170,7 @@ def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
     assert len(acknowledged) == SNIPPETS, [a.status_code for a in answers]
     assert strays == [], f"processes outlived the killed server: {strays}"
 
-    second = Server(db, log)
+    second = Server(db, log, store)
     try:
         second.wait_ready()
         with httpx.Client(base_url=second.url, timeout=30) as client:
@@ -176,3 +185,4 @@ def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
         assert second.strays() == [], "processes outlived the stopped server"
     finally:
         second.close()
+    assert db.exists() == (not store), "the servers did not use the store they were given"
