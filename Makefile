@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium-headless-shell
 export GRADTRACE_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install system-libs browser nginx serve test test-fast lint bench goldens clean
+.PHONY: install system-libs browser nginx postgres serve test test-fast lint bench goldens clean
 
 install: $(STAMP) system-libs
 
@@ -52,6 +52,17 @@ nginx:
 	  fi; \
 	fi
 
+# The store's tests run on PostgreSQL too, each test process in a throwaway cluster of its own
+# (tests/postgres.py): only the binaries are used (Debian's images keep the service from starting).
+postgres:
+	@if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
+	  else \
+	    echo "The store's tests need PostgreSQL: sudo apt-get install postgresql"; exit 1; \
+	  fi; \
+	fi
+
 # an installed server keeps its data in the user's data folder; a checkout's, in its own data/
 serve: install
 	GRADTRACE_DATA_DIR=$(CURDIR)/data $(BIN)/gradtrace serve --host 127.0.0.1 --port 8000
@@ -66,14 +77,14 @@ PARALLEL := -n auto --dist loadgroup --durations=15
 # the files that hold `alone` tests, so that their run collects nothing else
 ALONE_FILES = $(shell grep -rl --include='test_*.py' 'mark\.alone' tests)
 
-test: install browser nginx
+test: install browser nginx postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PARALLEL) -m "not alone"
 	$(BIN)/python -m pytest -m alone $(ALONE_FILES)
 
 # The edit-run loop: everything but the browser, the slow and the machine-flooding tests.
-test-fast: install
+test-fast: install postgres
 	$(BIN)/python -m pytest $(PARALLEL) -m "not browser and not slow and not alone"
 
 lint: install

@@ -1,5 +1,5 @@
 """The `gradtrace` command: run a snippet as the web app would, print its trace, export it as a
-file for slides and handouts, check lessons, or serve the site."""
+file for slides and handouts, check lessons, copy or check a store, or serve the site."""
 
 from __future__ import annotations
 
@@ -49,6 +49,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="show a progress bar (default: when stderr is a terminal)",
     )
+    store = commands.add_parser("store", help="copy a store to another, or check one")
+    store_commands = store.add_subparsers(dest="store_command", required=True)
+    copy = store_commands.add_parser(
+        "copy", help="copy every trace from SRC to DST (a SQLite file or a postgresql:// URL)"
+    )
+    copy.add_argument("source", metavar="SRC")
+    copy.add_argument("target", metavar="DST")
+    check_store = store_commands.add_parser(
+        "check", help="check that every stored trace decodes and is a valid trace"
+    )
+    check_store.add_argument(
+        "location", nargs="?", metavar="URL_OR_PATH", help="default: the configured store"
+    )
     serve = commands.add_parser("serve", help="serve the web app (sandbox checked first)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -64,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         return _check_lessons(args.files)
     if args.command == "export":
         return _export(args)
+    if args.command == "store":
+        return _store(args)
 
     try:
         code = args.file.read_text(encoding="utf-8")
@@ -143,6 +158,54 @@ def _export(args: argparse.Namespace) -> int:
     ending = "" if outcome["status"] == "ok" else f" (the run ended: {outcome['status']})"
     print(f"{output}: {len(data):,} bytes{ending}", file=sys.stderr)
     return 0
+
+
+def _store(args: argparse.Namespace) -> int:
+    """Copy a store into another, or check one; neither evicts anything from either."""
+    from app.store.copy import check_store, copy_store
+
+    if args.store_command == "copy":
+        if args.source == args.target:
+            print("gradtrace: SRC and DST are the same store", file=sys.stderr)
+            return 2
+        source = _open_store(args.source, must_exist=True)
+        target = None if source is None else _open_store(args.target)
+        if target is None:
+            return 2
+        copied = copy_store(source, target)
+        print(
+            f"{copied.added:,} traces copied, {copied.kept:,} there already"
+            + (f", {copied.conflicting:,} left out: their code is there under another id"
+               if copied.conflicting else "")
+        )  # fmt: skip
+        return 0
+    if args.location is None:
+        from app.config import Settings
+
+        settings = Settings.from_environment()
+        args.location = settings.database_url or str(settings.db_path)
+    store = _open_store(args.location, must_exist=True)
+    if store is None:
+        return 2
+    checked, problems = check_store(store)
+    for problem in problems:
+        print(f"{problem.ident}: {problem.message}")
+    print(f"{checked:,} traces checked, {len(problems):,} bad")
+    return 1 if problems else 0
+
+
+def _open_store(location: str, must_exist: bool = False):
+    """The store at `location`, opened without eviction, or None (having said why)."""
+    from app.store import is_url, open_store
+
+    if must_exist and not is_url(location) and not pathlib.Path(location).is_file():
+        print(f"gradtrace: no store at {location}", file=sys.stderr)
+        return None
+    try:
+        return open_store(location if is_url(location) else pathlib.Path(location), sweep=False)
+    except Exception as error:  # a wrong URL, a refused connection, a file that is not SQLite
+        print(f"gradtrace: cannot open {location}: {_one_line(error)}", file=sys.stderr)
+        return None
 
 
 def _one_line(error: Exception) -> str:

@@ -74,6 +74,9 @@ class Settings:
     address_quota_traces: int = 3000
     address_quota_mib: int = 512
     # ***** the store *****
+    # postgresql://user:password@host/database: one store for many servers (docs/storage.md);
+    # empty: the SQLite file at db_path
+    database_url: str = ""
     max_stored_trace_mib: int = 4  # compressed; a larger trace is kept cut short
     max_store_mib: int = 2048  # compressed, all traces; past it the least recently seen go
     # what one owner's address may hold of the store; past it its own least seen traces go

@@ -42,7 +42,7 @@ from app.routes.busy import answer_busy
 from app.sandbox import Requester
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
 from app.service import Traces
-from app.store import Store, StoreLimits
+from app.store import StoreLimits, open_store
 from app.timed_store import TimedStore
 
 log = logging.getLogger("gradtrace")
@@ -85,13 +85,6 @@ def create_app(
         title="gradtrace", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
-    secret = sessions.secret_for(settings.session_secret, settings.data_dir)
-    app.state.sessions = sessions.Sessions(secret)
-    standing = sessions.Standing(
-        settings.session_settle_seconds,
-        settings.earned_sessions_burst,
-        settings.earned_sessions_per_hour,
-    )
     store_limits = StoreLimits(
         max_trace_bytes=settings.max_stored_trace_mib * MIB,
         max_total_bytes=settings.max_store_mib * MIB,
@@ -99,8 +92,17 @@ def create_app(
         owner_share_percent=settings.owner_share_percent,
     )
     app.state.metrics = metrics = Metrics()
-    store = Store(settings.db_path, store_limits, owner_key=secret.encode())
+    store = open_store(settings.database_url or settings.db_path, store_limits)
+    secret = sessions.secret_for(settings.session_secret, settings.data_dir, store)
+    store.set_owner_key(secret.encode())
     app.state.store = TimedStore(store, metrics.store_seconds)
+    app.state.sessions = sessions.Sessions(secret)
+    standing = sessions.Standing(
+        settings.session_settle_seconds,
+        settings.earned_sessions_burst,
+        settings.earned_sessions_per_hour,
+        ledger=store,  # in the store: every server sharing it counts the same sessions
+    )
     app.state.render_pool = RenderPool(
         RenderSettings(
             workers=settings.render_workers,

@@ -1,6 +1,6 @@
 """A run of unknown trace addresses from one client is throttled.
 
-A trace's id proves nothing (app/store.py), but a trace stored before ids were keyed answers at
+A trace's id proves nothing (app/store), but a trace stored before ids were keyed answers at
 its old one, a hash of its code that anyone can work out; and any id can be tried. So a client
 may miss only so often: past LIMIT 404s on trace paths within WINDOW seconds, every trace path
 answers it 429, with Retry-After, until the oldest of those misses is WINDOW old. A trace that

@@ -17,17 +17,20 @@ dozen clients at most, each of which the admission then serves by what it has us
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from itsdangerous import BadSignature, Signer, TimestampSigner
 
 COOKIE = "gradtrace_session"
 MAX_AGE = 400 * 24 * 3600  # the longest browsers keep a cookie
+FORGET_EVERY = 3600.0  # seconds between clearing the ledger of what no longer matters
 SALT = "gradtrace.session"
 
 
@@ -63,9 +66,27 @@ class Sessions:
         )
 
 
+class Ledger(Protocol):
+    """Where standing is kept when it is shared between servers: the store (app/store)."""
+
+    def earn_place(
+        self, address: str, session: str, burst: int, per_second: float, now: float
+    ) -> float: ...
+
+    def has_earned(self, session: str) -> bool: ...
+
+    def forget_standing(self, budgets_before: float, sessions_before: float) -> None: ...
+
+
 class Standing:
     """`standing.earned(address, session, age)`: whether a session counts as a client of its
-    own, not as its address. Once earned, kept (the `KEPT` most recent sessions)."""
+    own, not as its address. Once earned, kept (the `KEPT` most recent sessions).
+
+    With a `ledger` (the store: Store.earn_place) the budgets and the sessions that earned
+    their place are kept there, so every server sharing the store counts them alike; this
+    process remembers only what it learned from it: a session that earned its place (that
+    never changes), and an address that has none left until when it gets one, so a flood of
+    new cookies from one address is a read of the store each, not a write."""
 
     KEPT = 100_000  # sessions that have earned their place, remembered
     KEPT_ADDRESSES = 10_000  # addresses' budgets; past it, those full again are forgotten (or,
@@ -76,12 +97,17 @@ class Standing:
         settle_seconds: float,
         burst: int,
         per_hour: float,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.settle_seconds = settle_seconds
         self.burst = burst
         self.per_second = per_hour / 3600
-        self._clock = clock
+        # the ledger's times are shared between machines: the wall clock's
+        self._clock = clock or (time.monotonic if ledger is None else time.time)
+        self._ledger = ledger
+        self._refused: OrderedDict[str, float] = OrderedDict()  # address: no place until
+        self._next_forget = 0.0
         self._earned: OrderedDict[str, None] = OrderedDict()
         self._buckets: dict[str, tuple[float, float]] = {}  # address: (places left, as of)
 
@@ -89,7 +115,12 @@ class Standing:
         if session in self._earned:
             self._earned.move_to_end(session)
             return True
-        if age < self.settle_seconds or not self._take(address):
+        if age < self.settle_seconds:
+            return False
+        if self._ledger is not None:
+            if not self._take_from_ledger(address, session):
+                return False
+        elif not self._take(address):
             return False
         self._earned[session] = None
         if len(self._earned) > self.KEPT:
@@ -110,6 +141,25 @@ class Standing:
             self._forget(now)
         return True
 
+    def _take_from_ledger(self, address: str, session: str) -> bool:
+        now = self._clock()
+        if self._refused.get(address, 0.0) > now:
+            # no place to take, but another server may have given this session one: a read
+            return self._ledger.has_earned(session)
+        self._refused.pop(address, None)
+        wait = self._ledger.earn_place(address, session, self.burst, self.per_second, now)
+        if wait > 0:
+            self._refused[address] = now + wait
+            if len(self._refused) > self.KEPT_ADDRESSES:
+                self._refused.popitem(last=False)  # forgetting one only asks the ledger again
+            return False
+        if now >= self._next_forget:
+            self._next_forget = now + FORGET_EVERY
+            # a budget untouched this long is full again; a session this old has no cookie
+            full_after = self.burst / self.per_second if self.per_second > 0 else math.inf
+            self._ledger.forget_standing(now - full_after, now - MAX_AGE)
+        return True
+
     def _left(self, address: str, now: float) -> float:
         left, when = self._buckets.get(address, (self.burst, now))
         return min(self.burst, left + (now - when) * self.per_second)
@@ -123,11 +173,14 @@ class Standing:
                 del self._buckets[address]
 
 
-def secret_for(configured: str, data_dir: Path) -> str:
+def secret_for(configured: str, data_dir: Path, store=None) -> str:
     """The configured secret, or a random one kept (0600) in session.key in the data folder,
-    so sessions survive a restart without anyone having to set one."""
+    so sessions survive a restart without anyone having to set one. A store shared by many
+    servers (PostgreSQL) keeps it itself, so that they all sign and key with one."""
     if configured:
         return configured
+    if store is not None and store.shared:
+        return store.session_secret()
     path = data_dir / "session.key"
     try:
         return path.read_text().strip()

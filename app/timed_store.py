@@ -2,17 +2,13 @@
 
 A thin wrapper, outside the store, so that whichever backend is behind it (SQLite, or a
 database server) is measured the same way, and the store itself knows nothing of metrics.
-Everything not timed passes through untouched. It also counts the stored traces for /metrics,
-asking the store itself when it can (`trace_count`).
+Everything not timed passes through untouched.
 """
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import time
 from functools import wraps
-from pathlib import Path
 from typing import Any
 
 # what is timed: every operation that reaches the database (owner and public_id only hash)
@@ -46,14 +42,3 @@ class TimedStore:
         # kept: the next call finds it without coming here (a test may still replace it)
         object.__setattr__(self, name, timed)
         return timed
-
-    def trace_count(self) -> int:
-        """How many traces are stored: the store's own count if it has one, else, for the
-        SQLite store, a count on a read-only connection of its own (no lock taken, and no
-        thread's connection borrowed)."""
-        counting = getattr(self.inner, "trace_count", None)
-        if counting is not None:
-            return int(counting())
-        read_only = Path(self.inner.path).resolve().as_uri() + "?mode=ro"
-        with contextlib.closing(sqlite3.connect(read_only, uri=True, timeout=5)) as db:
-            return int(db.execute("SELECT count(*) FROM traces").fetchone()[0])

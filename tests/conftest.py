@@ -62,3 +62,17 @@ def shared_results_stay_unchanged():
     corpus = sys.modules.get("tests.corpus")  # loaded by the tests that read it, if any ran
     if corpus is not None:
         assert corpus.changed() == [], "a test changed a shared trace or drawing: copy it first"
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """This process's throwaway PostgreSQL cluster (tests/postgres.py), started when a test
+    first asks for it; `postgres.new_database()` is the URL of an empty database."""
+    from tests.postgres import Cluster
+
+    try:
+        cluster = Cluster()
+    except RuntimeError as error:
+        pytest.fail(str(error), pytrace=False)
+    yield cluster
+    cluster.stop()

@@ -2,7 +2,8 @@
 
 A real uvicorn is started on a free loopback port, sent a batch of distinct snippets from a few
 threads, and SIGKILLed (its whole process group) the moment the last answer is in. A second
-server on the same database must then answer every acknowledged id with the very same trace.
+server on the same database must then answer every acknowledged id with the very same trace,
+whether the store is a SQLite file or PostgreSQL.
 The sandbox's zygote runs in a session of its own, so the kill does not reach it: it must notice
 that the server is gone and leave by itself, taking its children with it.
 """
@@ -29,20 +30,29 @@ print({n}, a.grad.item(), b.grad.item())
 """
 
 
-def server_on(db: Path, log: Path) -> ProcessGroupServer:
-    """uvicorn serving the app on `db`, in a process group of its own."""
+def server_on(db: Path, log: Path, store: dict[str, str]) -> ProcessGroupServer:
+    """uvicorn serving the app on `db` (and `store`'s settings), in a process group of its own."""
     port = free_port()
-    return ProcessGroupServer(uvicorn_command(port), port, log, {"GRADTRACE_DB": str(db)})
+    env = {"GRADTRACE_DB": str(db), **store}
+    return ProcessGroupServer(uvicorn_command(port), port, log, env)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request) -> dict[str, str]:
+    """The store's settings beyond GRADTRACE_DB: none for SQLite, a database for PostgreSQL."""
+    if request.param == "sqlite":
+        return {}
+    return {"GRADTRACE_DATABASE_URL": request.getfixturevalue("postgres").new_database()}
 
 
 @pytest.mark.alone
-def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
+def test_every_acknowledged_trace_survives_a_sigkill(tmp_path, store):
     db = tmp_path / "traces.db"
     log = tmp_path / "server.log"
     codes = [SNIPPET.format(a=n % 7 + 1, b=n % 5, n=n) for n in range(SNIPPETS)]
     assert len(set(codes)) == SNIPPETS
 
-    first = server_on(db, log)
+    first = server_on(db, log, store)
     try:
         first.wait_ready()
         assert first.children, "the server started no sandbox zygote"
@@ -67,7 +77,7 @@ def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
     assert len(acknowledged) == SNIPPETS, [a.status_code for a in answers]
     assert strays == [], f"processes outlived the killed server: {strays}"
 
-    second = server_on(db, log)
+    second = server_on(db, log, store)
     try:
         second.wait_ready()
         with httpx.Client(base_url=second.url, timeout=30) as client:
@@ -82,3 +92,4 @@ def test_every_acknowledged_trace_survives_a_sigkill(tmp_path):
         assert second.strays() == [], "processes outlived the stopped server"
     finally:
         second.close()
+    assert db.exists() == (not store), "the servers did not use the store they were given"

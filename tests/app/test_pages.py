@@ -192,8 +192,8 @@ def test_an_old_engines_trace_is_run_again_by_todays(client, monkeypatch):
     store = client.app.state.store
     old, _ = store.put(code, trace_snippet(code))
     monkeypatch.setattr(app.store, "trace_id", real_id)
-    store._connection().execute("UPDATE traces SET engine = ? WHERE id = ?", ("old", old))
-    store._connection().commit()
+    with store._db.writing() as db:
+        db.execute("UPDATE traces SET engine = ? WHERE id = ?", ("old", old))
     assert old != store.public_id(code)
 
     moved = client.get(f"/t/{old}", follow_redirects=False)

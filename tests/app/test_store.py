@@ -1,4 +1,8 @@
-"""Stored traces in a real SQLite file: round trips, durability, file modes, and the bounds."""
+"""Stored traces in a real database: round trips, durability, file modes, and the bounds.
+
+Every test of what the store does runs on both backends (the `backend` fixture): a SQLite file
+and a database of this process's throwaway PostgreSQL cluster (tests/postgres.py). Those about
+SQLite's files (their modes, WAL, older files' migrations) are SQLite's alone."""
 
 import json
 import os
@@ -10,6 +14,7 @@ import sys
 import textwrap
 import zlib
 
+import pytest
 from fastapi.testclient import TestClient
 
 import engine
@@ -21,24 +26,76 @@ from app.store import SCHEMA_VERSION, Store, StoreLimits, trace_id
 from engine.tracer import trace_snippet
 
 
+class Backend:
+    """A store's location on one backend, the stores opened on it (closed after the test),
+    and plain SQL on it for what the store does not say (its rows as kept)."""
+
+    def __init__(self, name: str, location, tmp_path) -> None:
+        self.name, self.location, self._tmp_path = name, location, tmp_path
+        self._opened: list = []
+
+    def store(self, limits: StoreLimits | None = None, owner_key: bytes = b"") -> Store:
+        return self.track(Store(self.location, limits, owner_key=owner_key))
+
+    def track(self, store: Store) -> Store:
+        self._opened.append(store)
+        return store
+
+    def settings(self, **values) -> Settings:
+        url = "" if self.name == "sqlite" else self.location
+        return Settings(db_path=self._tmp_path / "traces.db", database_url=url, **values)
+
+    def app(self, **settings):
+        app = create_app(self.settings(**settings))
+        self.track(app.state.store)
+        return app
+
+    def execute(self, query: str, params: tuple = ()):
+        if self.name == "sqlite":
+            db = sqlite3.connect(self.location)
+        else:
+            import psycopg
+
+            db = psycopg.connect(self.location, autocommit=True)
+            query = query.replace("?", "%s")
+        self._opened.append(db)
+        return db.execute(query, params)
+
+    def close(self) -> None:
+        for opened in self._opened:
+            opened.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, tmp_path):
+    if request.param == "sqlite":
+        location = tmp_path / "traces.db"
+    else:
+        location = request.getfixturevalue("postgres").new_database()
+    backend = Backend(request.param, location, tmp_path)
+    yield backend
+    backend.close()
+
+
 def test_the_same_code_gets_the_same_id_and_other_code_another():
     assert trace_id("print(1)") == trace_id("print(1)")
     assert trace_id("print(1)") != trace_id("print(2)")
     assert trace_id("print(1)", "2.13.0+gradtrace") != trace_id("print(1)", "other-engine")
 
 
-def test_a_public_id_is_keyed_and_is_not_the_codes_hash(tmp_path):
-    one = Store(tmp_path / "one.db", owner_key=b"one secret")
-    other = Store(tmp_path / "other.db", owner_key=b"another")
+def test_a_public_id_is_keyed_and_is_not_the_codes_hash(backend):
+    one = backend.store(owner_key=b"one secret")
+    other = backend.store(owner_key=b"another")
     ident, _ = one.put("print(1)", {"n": 1})
     assert ident == one.public_id("print(1)") != other.public_id("print(1)")
+    assert other.find("print(1)") == ident  # stored, it keeps its id whatever the key
     assert ident != trace_id("print(1)") and len(ident) == len(trace_id("print(1)"))
     assert one.find("print(1)") == ident
     assert one.find("print(2)") is None
 
 
-def test_the_same_code_run_twice_keeps_one_id_and_its_hash_finds_nothing(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+def test_the_same_code_run_twice_keeps_one_id_and_its_hash_finds_nothing(backend):
+    app = backend.app(session_secret="s")
     with TestClient(app, base_url="http://localhost") as client:
         first = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
         again = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
@@ -50,18 +107,18 @@ def test_the_same_code_run_twice_keeps_one_id_and_its_hash_finds_nothing(tmp_pat
         assert client.get(f"/t/{guessed}").status_code == 404
 
 
-def test_a_trace_round_trips_through_the_file(tmp_path):
-    store = Store(tmp_path / "traces.db")
+def test_a_trace_round_trips_through_the_file(backend):
+    store = backend.store()
     trace = {"version": 1, "code": "print(1)", "stdout": "1\n", "events": [{"seq": 0}]}
     ident, kept = store.put("print(1)", trace)
     assert kept == trace
-    assert Store(tmp_path / "traces.db").get(ident) == trace
+    assert backend.store().get(ident) == trace
     assert store.has(ident)
     assert store.get("nosuchid") is None
 
 
-def test_storing_the_same_code_again_keeps_the_first_trace(tmp_path):
-    store = Store(tmp_path / "traces.db")
+def test_storing_the_same_code_again_keeps_the_first_trace(backend):
+    store = backend.store()
     first, _ = store.put("x = 1", {"stdout": "first"})
     second, _ = store.put("x = 1", {"stdout": "second"})
     assert first == second
@@ -74,8 +131,8 @@ def test_the_database_is_in_wal_mode(tmp_path):
     assert mode == "wal"
 
 
-def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
-    path = tmp_path / "traces.db"
+def test_an_acknowledged_write_survives_a_killed_process(backend):
+    location = str(backend.location)
     # the child writes, says so, and is killed before it could close anything cleanly
     child = subprocess.Popen(
         [
@@ -84,7 +141,7 @@ def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
             textwrap.dedent(f"""
             import os, signal, sys
             from app.store import Store
-            ident, _ = Store({str(path)!r}).put("print(42)", {{"stdout": "42"}})
+            ident, _ = Store({location!r}).put("print(42)", {{"stdout": "42"}})
             print(ident, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
         """),
@@ -95,7 +152,7 @@ def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
     ident = child.stdout.readline().strip()
     child.wait(timeout=30)
     assert child.returncode == -9
-    assert Store(path).get(ident) == {"stdout": "42"}
+    assert backend.store().get(ident) == {"stdout": "42"}
 
 
 def test_the_files_are_the_servers_alone(tmp_path):
@@ -114,11 +171,11 @@ def test_an_older_world_readable_database_is_made_private(tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
 
-def test_traces_are_kept_compressed(tmp_path):
-    store = Store(tmp_path / "traces.db")
+def test_traces_are_kept_compressed(backend):
+    store = backend.store()
     trace = trace_snippet("import torch\nfor i in range(300):\n    torch.ones(3) * 2\n")
     ident, _ = store.put("loop", trace)
-    (size,) = sqlite3.connect(tmp_path / "traces.db").execute("SELECT size FROM traces").fetchone()
+    (size,) = backend.execute("SELECT size FROM traces").fetchone()
     assert size * 5 < len(json.dumps(trace))
     assert store.get(ident) == trace
 
@@ -133,11 +190,11 @@ def _incompressible_trace(events: int) -> dict:
     return trace
 
 
-def test_a_trace_past_the_cap_is_kept_cut_to_whole_events_and_says_so(tmp_path):
-    store = Store(tmp_path / "traces.db", StoreLimits(max_trace_bytes=200_000))
+def test_a_trace_past_the_cap_is_kept_cut_to_whole_events_and_says_so(backend):
+    store = backend.store(StoreLimits(max_trace_bytes=200_000))
     forged = _incompressible_trace(1000)  # about 1.2 MB, even compressed about 600 KB
     ident, kept = store.put("forged", forged)
-    blob = sqlite3.connect(tmp_path / "traces.db").execute("SELECT trace FROM traces").fetchone()
+    blob = backend.execute("SELECT trace FROM traces").fetchone()
     assert len(blob[0]) <= 200_000
     assert 0 < len(kept["events"]) < 1000
     assert kept["events"] == forged["events"][: len(kept["events"])]
@@ -147,8 +204,8 @@ def test_a_trace_past_the_cap_is_kept_cut_to_whole_events_and_says_so(tmp_path):
     assert store.get(ident) == kept
 
 
-def test_usage_counts_what_a_session_and_an_address_stored_within_the_window(tmp_path):
-    store = Store(tmp_path / "traces.db", owner_key=b"k")
+def test_usage_counts_what_a_session_and_an_address_stored_within_the_window(backend):
+    store = backend.store(owner_key=b"k")
     alice = store.owner("session:alice", "10.0.0.1")
     bob = store.owner("session:bob", "10.0.0.1")
     for n in range(3):
@@ -158,12 +215,12 @@ def test_usage_counts_what_a_session_and_an_address_stored_within_the_window(tmp
     assert (session.traces, address.traces) == (3, 4)
     assert session.bytes > 0 and address.bytes > session.bytes
     assert store.usage(alice, since=1e12)[0].traces == 0  # outside the window
-    rows = sqlite3.connect(tmp_path / "traces.db").execute("SELECT address FROM traces")
+    rows = backend.execute("SELECT address FROM traces")
     assert all("10.0.0.1" not in row[0] for row in rows)  # only keyed hashes are kept
 
 
-def test_unseen_anonymous_traces_are_evicted_and_seen_or_pinned_ones_stay(tmp_path):
-    store = Store(tmp_path / "traces.db", StoreLimits(unviewed_seconds=60))
+def test_unseen_anonymous_traces_are_evicted_and_seen_or_pinned_ones_stay(backend):
+    store = backend.store(StoreLimits(unviewed_seconds=60))
     unseen, _ = store.put("unseen", {})
     seen, _ = store.put("seen", {})
     pinned, _ = store.put("lesson", {}, pinned=True)
@@ -173,9 +230,9 @@ def test_unseen_anonymous_traces_are_evicted_and_seen_or_pinned_ones_stay(tmp_pa
     assert store.has(seen) and store.has(pinned)
 
 
-def test_past_the_total_cap_the_least_recently_seen_go_first(tmp_path):
+def test_past_the_total_cap_the_least_recently_seen_go_first(backend):
     limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=600_000)
-    store = Store(tmp_path / "traces.db", limits)
+    store = backend.store(limits)
     pinned, _ = store.put("lesson", _incompressible_trace(200), pinned=True)
     ids = []
     for n in range(6):
@@ -191,9 +248,9 @@ def _addresses(count: int, network: str = "10.1") -> list[str]:
     return [f"{network}.{n // 250}.{n % 250}" for n in range(count)]
 
 
-def test_a_flood_one_client_stores_and_opens_itself_evicts_itself_not_a_class_trace(tmp_path):
+def test_a_flood_one_client_stores_and_opens_itself_evicts_itself_not_a_class_trace(backend):
     limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=600_000, owner_share_percent=100)
-    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    store = backend.store(limits, owner_key=b"k")
     teacher = store.owner("session:teacher", "10.0.0.1")
     lesson, _ = store.put("the teacher's example", _incompressible_trace(200), owner=teacher)
     for n, address in enumerate(_addresses(20)):
@@ -212,9 +269,9 @@ def test_a_flood_one_client_stores_and_opens_itself_evicts_itself_not_a_class_tr
     assert not store.has(flood[0])
 
 
-def test_an_owners_own_views_count_for_no_viewer(tmp_path):
+def test_an_owners_own_views_count_for_no_viewer(backend):
     limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=350_000)
-    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    store = backend.store(limits, owner_key=b"k")
     alice = store.owner("session:alice", "10.0.0.1")
     bob = store.owner("session:bob", "10.0.0.2")
     shared, _ = store.put("bob's", _incompressible_trace(200), owner=bob)
@@ -232,20 +289,19 @@ def test_an_owners_own_views_count_for_no_viewer(tmp_path):
     assert not store.has(own)
 
 
-def test_a_traces_viewers_are_counted_up_to_a_bound(tmp_path, monkeypatch):
+def test_a_traces_viewers_are_counted_up_to_a_bound(backend, monkeypatch):
     monkeypatch.setattr("app.store.MAX_VIEWERS", 3)
-    store = Store(tmp_path / "traces.db", owner_key=b"k")
+    store = backend.store(owner_key=b"k")
     ident, _ = store.put("x = 1", {})
     for address in [*_addresses(5), *_addresses(5)]:
         store.viewed(ident, store.owner(None, address))
-    db = sqlite3.connect(tmp_path / "traces.db")
-    assert db.execute("SELECT viewers FROM traces").fetchone() == (3,)
-    assert db.execute("SELECT count(*) FROM viewers").fetchone() == (3,)
+    assert backend.execute("SELECT viewers FROM traces").fetchone() == (3,)
+    assert backend.execute("SELECT count(*) FROM viewers").fetchone() == (3,)
 
 
-def test_an_owner_past_its_share_of_the_store_loses_its_own_least_seen_traces(tmp_path):
+def test_an_owner_past_its_share_of_the_store_loses_its_own_least_seen_traces(backend):
     limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=10_000_000, owner_share_percent=5)
-    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    store = backend.store(limits, owner_key=b"k")
     teacher = store.owner("session:teacher", "10.0.0.1")
     lesson, _ = store.put("the teacher's example", _incompressible_trace(200), owner=teacher)
     mallory = store.owner("session:mallory", "10.6.6.6")
@@ -255,8 +311,8 @@ def test_an_owner_past_its_share_of_the_store_loses_its_own_least_seen_traces(tm
         flood.append(ident)
         if n == 0:
             store.viewed(ident, store.owner(None, "10.0.0.3"))  # the one another client opened
-    held = sqlite3.connect(tmp_path / "traces.db").execute(
-        "SELECT total(size) FROM traces WHERE address = ?", (mallory.address,)
+    held = backend.execute(
+        "SELECT coalesce(sum(size), 0) FROM traces WHERE address = ?", (mallory.address,)
     )
     assert held.fetchone()[0] <= 500_000 + 140_000  # its share, and the trace just stored
     assert store.has(lesson) and store.has(flood[0]) and store.has(flood[-1])
@@ -287,9 +343,9 @@ def _flood(store: Store, traces: int) -> None:
         store.viewed(ident)
 
 
-def test_a_pinned_trace_is_nobodys_and_outside_every_share(tmp_path):
+def test_a_pinned_trace_is_nobodys_and_outside_every_share(backend):
     limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=1_000_000, owner_share_percent=10)
-    store = Store(tmp_path / "traces.db", limits, owner_key=b"k")
+    store = backend.store(limits, owner_key=b"k")
     alice = store.owner("session:alice", "10.0.0.1")
     lesson, _ = store.put("a lesson", _incompressible_trace(200), owner=alice, pinned=True)
     mine, _ = store.put("alice's", _incompressible_trace(50), owner=alice)
@@ -297,24 +353,22 @@ def test_a_pinned_trace_is_nobodys_and_outside_every_share(tmp_path):
     assert store.has(lesson) and store.has(mine)
 
 
-def test_a_lessons_trace_outlives_a_flood_of_the_store(tmp_path):
-    db = tmp_path / "traces.db"
-    app = create_app(Settings(db_path=db, session_secret="s", max_store_mib=1))
+def test_a_lessons_trace_outlives_a_flood_of_the_store(backend):
+    app = backend.app(session_secret="s", max_store_mib=1)
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         client.get("/lessons/define-by-run")  # its trace is stored before the page is drawn
-        ((lesson,),) = sqlite3.connect(db).execute("SELECT id FROM traces").fetchall()
+        ((lesson,),) = backend.execute("SELECT id FROM traces").fetchall()
         _flood(app.state.store, 12)  # about 1.5 MiB
         assert app.state.store.total_bytes() <= 1024 * 1024
         assert app.state.store.has(lesson)
 
 
-def test_an_examples_trace_is_pinned_however_its_lines_end(tmp_path):
-    db = tmp_path / "traces.db"
-    app = create_app(Settings(db_path=db, session_secret="s"))
+def test_an_examples_trace_is_pinned_however_its_lines_end(backend):
+    app = backend.app(session_secret="s")
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         code = DEFAULT.code.replace("\n", "\r\n")  # as a browser sends a textarea
         client.post("/run", data={"code": code})
-    rows = sqlite3.connect(db).execute("SELECT pinned, session, address FROM traces").fetchall()
+    rows = backend.execute("SELECT pinned, session, address FROM traces").fetchall()
     assert rows == [(1, None, None)]  # the site's: nobody's quota, never evicted
 
 
@@ -351,14 +405,14 @@ PRAGMA user_version = 2;
 """
 
 
-def test_a_read_through_the_service_counts_its_reader_unless_it_is_the_owner(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+def test_a_read_through_the_service_counts_its_reader_unless_it_is_the_owner(backend):
+    app = backend.app(session_secret="s")
     store, traces = app.state.store, app.state.traces
     ident, _ = store.put("x = 1", {}, owner=store.owner("session:alice", "10.0.0.1"))
     traces.fetch_json(ident, viewer=Requester("session:alice", "10.0.0.1"))
     traces.fetch_json(ident, viewer=Requester("session:bob", "10.0.0.2"))
     traces.fetch_json(ident)  # a reader nobody knows: seen, by no one counted
-    row = sqlite3.connect(tmp_path / "traces.db").execute("SELECT viewers, last_viewed FROM traces")
+    row = backend.execute("SELECT viewers, last_viewed FROM traces")
     viewers, last_viewed = row.fetchone()
     assert viewers == 1 and last_viewed is not None
 
@@ -386,3 +440,91 @@ def test_traces_stored_before_ids_were_keyed_keep_their_ids_and_new_ones_do_not_
         new = client.post("/api/traces", json={"code": "print(2)"}).json()["id"]
         assert new != trace_id("print(2)")
         assert client.get(f"/api/traces/{trace_id('print(2)')}").status_code == 404
+
+
+def test_a_version_4_database_is_migrated_and_its_total_counted(tmp_path):
+    path = tmp_path / "traces.db"
+    ident, _ = Store(path).put("x = 1", _incompressible_trace(20))
+    old = sqlite3.connect(path)
+    for table in ("totals", "secrets", "earned_sessions", "session_budgets"):
+        old.execute(f"DROP TABLE {table}")  # as version 4 had it: none of these
+    old.execute("PRAGMA user_version = 4")
+    old.commit()
+    old.close()
+    store = Store(path)
+    (size,) = sqlite3.connect(path).execute("SELECT size FROM traces").fetchone()
+    assert store.total_bytes() == size > 0
+    assert store.has(ident)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_postgres_records_its_migrations_and_applies_each_once(postgres):
+    url = postgres.new_database()
+    for _ in range(2):
+        Store(url).close()
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        versions = db.execute("SELECT version FROM schema_migrations").fetchall()
+    assert versions == [(SCHEMA_VERSION,)]
+
+
+def test_servers_sharing_a_store_share_its_total_and_evict_from_it(backend):
+    limits = StoreLimits(max_trace_bytes=1 << 20, max_total_bytes=600_000)
+    one, other = backend.store(limits), backend.store(limits)
+    ids = []
+    for n in range(6):  # about 140 KB each, stored by the two in turn
+        ident, _ = (one, other)[n % 2].put(f"trace {n}", _incompressible_trace(200))
+        (other, one)[n % 2].viewed(ident)
+        ids.append(ident)
+    assert one.total_bytes() == other.total_bytes() <= 600_000
+    (stored,) = backend.execute("SELECT coalesce(sum(size), 0) FROM traces").fetchone()
+    assert one.total_bytes() == stored
+    assert not one.has(ids[0]) and other.has(ids[-1])
+
+
+def test_the_same_code_stored_by_two_servers_at_once_is_one_row(backend):
+    from concurrent.futures import ThreadPoolExecutor
+
+    stores = [backend.store(owner_key=b"k") for _ in range(2)]
+    codes = [f"x = {n}" for n in range(10)]
+
+    def put_all(store: Store) -> list[str]:
+        return [store.put(code, {"code": code})[0] for code in codes]
+
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(put_all, stores)
+    assert first == second
+    assert backend.execute("SELECT count(*) FROM traces").fetchone() == (len(codes),)
+
+
+def test_sessions_earn_their_place_once_across_servers_sharing_a_store(backend):
+    from app.sessions import Standing
+
+    one, other = (Standing(2.0, 2, 1, ledger=backend.store(owner_key=b"k")) for _ in range(2))
+    assert one.earned("10.0.0.1", "s1", 5.0) and other.earned("10.0.0.1", "s2", 5.0)
+    assert not one.earned("10.0.0.1", "s3", 5.0) and not other.earned("10.0.0.1", "s3", 5.0)
+    assert other.earned("10.0.0.1", "s1", 5.0)  # earned on the first server
+    assert not other.earned("10.0.0.1", "young", 1.0)
+    assert one.earned("10.0.0.2", "s4", 5.0)  # another address has its own places
+    rows = backend.execute("SELECT session FROM earned_sessions").fetchall()
+    assert len(rows) == 3 and all("s1" not in row[0] for row in rows)  # keyed hashes only
+
+
+def test_postgres_servers_without_a_secret_share_one_kept_in_the_database(postgres, tmp_path):
+    url = postgres.new_database()
+    apps = [
+        create_app(Settings(db_path=tmp_path / f"unused{n}.db", database_url=url)) for n in (1, 2)
+    ]
+    try:
+        first, second = (app.state.store for app in apps)
+        assert first.public_id("print(1)") == second.public_id("print(1)")
+        _, cookie = apps[0].state.sessions.mint()
+        assert apps[1].state.sessions.session_of(cookie) is not None
+        assert not (tmp_path / "session.key").exists()
+        other = Store(postgres.new_database())
+        assert other.session_secret() != first.session_secret()  # made at random, per database
+        other.close()
+    finally:
+        for app in apps:
+            app.state.store.close()

@@ -1,4 +1,4 @@
-"""What the deployment tests run on: one database that several servers share."""
+"""What the deployment tests run on: one PostgreSQL database that several servers share."""
 
 from __future__ import annotations
 
@@ -6,6 +6,6 @@ import pytest
 
 
 @pytest.fixture
-def shared_database(tmp_path) -> dict[str, str]:
-    """The environment that points a server at the shared database."""
-    return {"GRADTRACE_DB": str(tmp_path / "shared.db")}
+def shared_database(postgres) -> dict[str, str]:
+    """The environment that points a server at the shared database (tests/postgres.py)."""
+    return {"GRADTRACE_DATABASE_URL": postgres.new_database()}
