@@ -10,16 +10,14 @@ import logging
 import pathlib
 import sys
 import threading
-from importlib import metadata
 
-import engine
 from app import execution
 from app.export.options import FORMATS, THEMES, VIEWS
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gradtrace", description=__doc__)
-    parser.add_argument("--version", action="version", version=version())
+    parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a snippet and print what it printed")
     run.add_argument("file", type=pathlib.Path)
@@ -105,7 +103,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def version() -> str:
     """This installation's version, and the PyTorch version its engine follows."""
+    from importlib import metadata
+
+    import engine  # only here: the commands that only talk to the sandbox never load it
+
     return f"gradtrace {metadata.version('gradtrace')} (engine {engine.__version__})"
+
+
+class _PrintVersion(argparse.Action):
+    """--version, which works out the version only when asked (argparse's own `version`
+    action wants the text up front, which would load the engine for every command)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version())
+        parser.exit()
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -4,9 +4,9 @@ client.py starts it with a clean environment (no inherited variables, single-thr
 
     python -I -B -c "<bootstrap>" <settings JSON> <socket fd>
 
-It imports numpy and the engine, runs every op once (warmup.py), decides which layers this kernel
-supports (hardening.detect), says `ready`, then loops on one thread: commands arrive on the
-control socket (protocol.py), each `run` or `probe` with the run's channel attached; each gets
+It imports numpy and the engine, loads what children would load lazily (warmup.py), decides
+which layers this kernel supports (hardening.detect), says `ready`, then loops on one thread:
+commands arrive on the control socket (protocol.py), each `run` or `probe` with the run's channel attached; each gets
 a child (child.py) that keeps the channel, and the zygote closes its own copy at once. The loop
 nudges a child past its wall-clock deadline (SIGUSR1: it stops and keeps its trace), kills its
 process group a little later (or when the server asks: its trace grew too large), reaps it, and
@@ -281,7 +281,7 @@ def main(argv: list[str]) -> None:
     started = time.monotonic()
     frontdoor.preload()
     importer = frontdoor.make_importer()
-    warmup.warm(importer, lambda code: child.trace_run(code, settings, importer))
+    warmup.warm(lambda code: child.trace_run(code, settings, importer))
     warmed = time.monotonic() - started
     plan = hardening.detect(settings)
     hardening.leave_network(plan)
