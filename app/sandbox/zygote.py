@@ -6,11 +6,11 @@ client.py starts it with a clean environment (no inherited variables, single-thr
 
 It imports numpy and the engine, loads what children would load lazily (warmup.py), decides
 which layers this kernel supports (hardening.detect), says `ready`, then loops on one thread:
-commands arrive on the control socket (protocol.py), each `run` or `probe` with the run's channel attached; each gets
-a child (child.py) that keeps the channel, and the zygote closes its own copy at once. The loop
-nudges a child past its wall-clock deadline (SIGUSR1: it stops and keeps its trace), kills its
-process group a little later (or when the server asks: its trace grew too large), reaps it, and
-reports how it ended.
+commands arrive on the control socket (protocol.py), each `run` or `probe` with the run's
+channel attached; each gets a child (child.py) that keeps the channel, and the zygote closes its
+own copy at once. The loop nudges a child past its wall-clock deadline (SIGUSR1: it stops and
+keeps its trace), kills its process group a little later (or when the server asks: its trace
+grew too large), reaps it, and reports how it ended.
 
 Every child is a copy of this process's memory, and a snippet can read all of it (the kernel is
 the wall, not Python). So the zygote never sees a snippet, its output or its trace: they travel
