@@ -194,10 +194,14 @@ def _store(args: argparse.Namespace) -> int:
         )  # fmt: skip
         return 0
     if args.location is None:
-        from app.config import Settings
+        from app.config import Settings, SettingsError
 
-        settings = Settings.from_environment()
-        args.location = settings.database_url or str(settings.db_path)
+        try:
+            settings = Settings.from_environment()
+        except SettingsError as error:
+            print(f"gradtrace: {error}", file=sys.stderr)
+            return 2
+        args.location = settings.store.database_url or str(settings.db_path)
     store = _open_store(args.location, must_exist=True)
     if store is None:
         return 2
@@ -273,12 +277,17 @@ def _serve(host: str, port: int, allow_weak: bool) -> int:
     import uvicorn
 
     from app import logs
-    from app.config import Settings
+    from app.config import Settings, SettingsError
     from app.http_server import server_config
     from app.main import create_app
 
     logs.configure(logging.INFO)  # one JSON object per line (app/logs.py)
-    settings = Settings.from_environment()
+    try:
+        settings = Settings.from_environment()
+    except SettingsError as error:
+        print(f"gradtrace: {error}", file=sys.stderr)
+        return 2
+    execution.sandbox(settings.sandbox)
     report = execution.layer_report()
     # behind a reverse proxy (docs/deploying.md) a loopback address serves the world too
     public = not _loopback(host) or bool(settings.trusted_proxies)

@@ -28,10 +28,15 @@ run_timing: ContextVar[tuple[float | None, float | None]] = ContextVar(
 
 
 def sandbox(settings: SandboxSettings | None = None) -> SandboxClient:
-    """The process's sandbox, started (and its zygote warm) on first call."""
+    """The process's sandbox, started (and its zygote warm) on first call, with `settings`, by
+    default the environment's (app/config.py)."""
     global _sandbox
     with _lock:
         if _sandbox is None or _sandbox.closed:
+            if settings is None:
+                from app.config import Settings  # pydantic: only once there is no sandbox yet
+
+                settings = Settings.from_environment().sandbox
             client = SandboxClient(settings)
             client.start()
             _sandbox = client

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.client_address import Network, is_trusted, limit_key
-from app.config import Settings
+from app.config import LimitsSettings, Settings
 from app.security import SECURITY_HEADERS
 
 _BUSY_TEXT = b"The server has too many open connections; try again.\n"
@@ -54,7 +54,7 @@ def server_config(app: ASGIApp, settings: Settings, *, host: str, port: int) -> 
         host=host,
         port=port,
         http=GuardedH11Protocol.with_limits(settings),
-        timeout_keep_alive=settings.keep_alive_timeout_seconds,
+        timeout_keep_alive=settings.limits.keep_alive_timeout_seconds,
         # uvicorn would believe X-Forwarded-For from 127.0.0.1, i.e. from anyone on this
         # host; app/client_address.py believes only Settings.trusted_proxies
         proxy_headers=False,
@@ -65,11 +65,14 @@ def server_config(app: ASGIApp, settings: Settings, *, host: str, port: int) -> 
     )
 
 
+DEFAULTS = LimitsSettings()
+
+
 class GuardedH11Protocol(H11Protocol):
-    header_timeout_seconds: float = Settings.header_timeout_seconds
-    max_connections: int = Settings.max_connections
-    max_connections_per_address: int = Settings.max_connections_per_address
-    trusted_proxies: Sequence[Network] = Settings.trusted_proxies
+    header_timeout_seconds: float = DEFAULTS.header_timeout_seconds
+    max_connections: int = DEFAULTS.max_connections
+    max_connections_per_address: int = DEFAULTS.max_connections_per_address
+    trusted_proxies: Sequence[Network] = ()
     # open connections by limit_key: on the class, because uvicorn makes one instance each
     open_by_address: Counter[str] = Counter()
 
@@ -78,9 +81,9 @@ class GuardedH11Protocol(H11Protocol):
         """The protocol class with these settings' limits (uvicorn makes one per connection),
         and counts of its own."""
         limits = {
-            "header_timeout_seconds": settings.header_timeout_seconds,
-            "max_connections": settings.max_connections,
-            "max_connections_per_address": settings.max_connections_per_address,
+            "header_timeout_seconds": settings.limits.header_timeout_seconds,
+            "max_connections": settings.limits.max_connections,
+            "max_connections_per_address": settings.limits.max_connections_per_address,
             "trusted_proxies": settings.trusted_proxies,
             "open_by_address": Counter(),
         }

@@ -35,14 +35,14 @@ from app.metrics import Metrics
 from app.not_found import NotFoundThrottle
 from app.page_cache import PageCache
 from app.render import RENDER_VERSION
-from app.render_pool import RenderPool, RenderSettings
+from app.render_pool import RenderPool
 from app.request_watch import NoteRoute, WatchRequests
 from app.routes import api, embed, exports, lessons, oembed, pages, watching
 from app.routes.busy import answer_busy
 from app.sandbox import Requester
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
 from app.service import Traces
-from app.store import StoreLimits, open_store
+from app.store import open_store
 from app.timed_store import TimedStore
 
 log = logging.getLogger("gradtrace")
@@ -63,6 +63,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        await asyncio.to_thread(execution.sandbox, settings.sandbox)  # the process's, if started
         report = await asyncio.to_thread(execution.layer_report)
         if not report["strong"]:
             weak = [
@@ -85,32 +86,19 @@ def create_app(
         title="gradtrace", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.settings = settings
-    store_limits = StoreLimits(
-        max_trace_bytes=settings.max_stored_trace_mib * MIB,
-        max_total_bytes=settings.max_store_mib * MIB,
-        unviewed_seconds=settings.unviewed_days * 24 * 3600,
-        owner_share_percent=settings.owner_share_percent,
-    )
     app.state.metrics = metrics = Metrics()
-    store = open_store(settings.database_url or settings.db_path, store_limits)
+    store = open_store(settings.store.database_url or settings.db_path, settings.store.limits())
     secret = sessions.secret_for(settings.session_secret, settings.data_dir, store)
     store.set_owner_key(secret.encode())
     app.state.store = TimedStore(store, metrics.store_seconds)
     app.state.sessions = sessions.Sessions(secret)
     standing = sessions.Standing(
-        settings.session_settle_seconds,
-        settings.earned_sessions_burst,
-        settings.earned_sessions_per_hour,
+        settings.limits.session_settle_seconds,
+        settings.limits.earned_sessions_burst,
+        settings.limits.earned_sessions_per_hour,
         ledger=store,  # in the store: every server sharing it counts the same sessions
     )
-    app.state.render_pool = RenderPool(
-        RenderSettings(
-            workers=settings.render_workers,
-            budget_seconds=settings.render_budget_seconds,
-            memory_mib=settings.render_memory_mib,
-        ),
-        observe=metrics.rendered,
-    )
+    app.state.render_pool = RenderPool(settings.render, observe=metrics.rendered)
     cache = PageCache(settings.page_cache_mib * MIB)
     app.state.traces = Traces(app.state.store, settings, app.state.render_pool, cache, metrics)
     metrics.watch(
@@ -138,8 +126,8 @@ def create_app(
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
-        idle_seconds=settings.body_idle_seconds,
-        deadline_seconds=settings.body_deadline_seconds,
+        idle_seconds=settings.limits.body_idle_seconds,
+        deadline_seconds=settings.limits.body_deadline_seconds,
     )
     app.add_middleware(CrossSiteGuard, trusted_proxies=settings.trusted_proxies)
     # answers over 1 KB compressed (level 6: nearly 9's size in a fraction of its time);

@@ -94,9 +94,10 @@ class Traces:
         # names, so a revalidated page is answered 304 without reading anything
         self._digests: OrderedDict[str, str] = OrderedDict()
         self._visits: OrderedDict[tuple, float] = OrderedDict()  # (trace, visitor): when written
-        self.window = settings.quota_window_seconds
-        self.per_session = Quota(settings.session_quota_traces, settings.session_quota_mib * MIB)
-        self.per_address = Quota(settings.address_quota_traces, settings.address_quota_mib * MIB)
+        limits = settings.limits
+        self.window = limits.quota_window_seconds
+        self.per_session = Quota(limits.session_quota_traces, limits.session_quota_mib * MIB)
+        self.per_address = Quota(limits.address_quota_traces, limits.address_quota_mib * MIB)
 
     async def find_or_run(
         self, code: str, requester: Requester, *, site: bool = False

@@ -67,7 +67,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(
             os.environ,
-            GRADTRACE_DB=str(Path(tmp) / "traces.db"),
+            GRADTRACE_STORE_PATH=str(Path(tmp) / "traces.db"),
             GRADTRACE_RENDER_BUDGET_SECONDS="60",
         )
         with (

@@ -135,7 +135,7 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, GRADTRACE_DB=str(Path(tmp) / "traces.db"))
+        env = dict(os.environ, GRADTRACE_STORE_PATH=str(Path(tmp) / "traces.db"))
         with serving(uvicorn_command(port), port, env=env) as (_, url):
             idents = {name: _store(url, code) for name, code in SNIPPETS.items()}
             with sync_playwright() as playwright:

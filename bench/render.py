@@ -179,7 +179,7 @@ def first_draw(repeat: int) -> None:
     page drawn in-process (app.render.page.drawn_page), the floor it cannot go below."""
     import tempfile
 
-    from app.config import Settings
+    from app.config import Settings, StoreSettings
     from app.page_cache import PageCache
     from app.sandbox import Requester
     from app.service import Traces
@@ -198,7 +198,9 @@ def first_draw(repeat: int) -> None:
             await pool.start()
             times = []
             for _ in range(repeat):
-                traces = Traces(store, Settings(db_path=store.path), pool, PageCache())
+                traces = Traces(
+                    store, Settings(store=StoreSettings(path=store.path)), pool, PageCache()
+                )
                 start = time.perf_counter()
                 await traces.page(ident, reader)
                 times.append(time.perf_counter() - start)

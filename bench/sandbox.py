@@ -27,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.sandbox import SandboxClient, SandboxSettings, probe  # noqa: E402
+from app.config import Settings  # noqa: E402
+from app.sandbox import SandboxClient, probe  # noqa: E402
 from engine.snippet import run_snippet  # noqa: E402
 from engine.tracer import trace_snippet  # noqa: E402
 
@@ -88,7 +89,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
 
-    client = SandboxClient(SandboxSettings.from_env())
+    client = SandboxClient(Settings.from_environment().sandbox)
     client.start()
     report = probe.check(client)
     layers = [n for n, layer in report["layers"].items() if layer["state"] == "active"]

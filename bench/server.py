@@ -114,7 +114,7 @@ class Server:
                 str(self.port),
             ],
             cwd=ROOT,
-            env=dict(os.environ, GRADTRACE_DB=str(db)),
+            env=dict(os.environ, GRADTRACE_STORE_PATH=str(db)),
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=self.log,

@@ -55,10 +55,9 @@ async def create_trace(body: TraceRequest, request: Request) -> Response:
     """
     settings = request.app.state.settings
     size = len(body.code.encode("utf-8"))
-    if size > settings.max_source_bytes:
-        raise HTTPException(
-            413, f"code is {size:,} bytes; the limit is {settings.max_source_bytes:,}"
-        )
+    limit = settings.sandbox.max_source_bytes
+    if size > limit:
+        raise HTTPException(413, f"code is {size:,} bytes; the limit is {limit:,}")
     traces = request.app.state.traces
     ident, trace = await traces.find_or_run(body.code, request.state.requester)
     if trace is None:  # stored: its text goes out as it is, never parsed here

@@ -40,7 +40,7 @@ async def run(
     if not isinstance(code, str):  # a multipart post may send a file in its place
         problem = "The snippet is sent as text, not as a file."
         return render_page(request, page, {"code": "", "problem": problem}, 422)
-    limit = request.app.state.settings.max_source_bytes
+    limit = request.app.state.settings.sandbox.max_source_bytes
     try:
         code.encode("utf-8")
     except UnicodeEncodeError:

@@ -430,8 +430,8 @@ def _complete(future: concurrent.futures.Future, value) -> None:
 class SandboxClient:
     """Runs snippets in the sandbox. Thread-safe; start() before use, close() at the end."""
 
-    def __init__(self, settings: SandboxSettings | None = None) -> None:
-        self.settings = settings or SandboxSettings.from_env()
+    def __init__(self, settings: SandboxSettings) -> None:
+        self.settings = settings
         self.admission = Admission(
             self.settings.max_in_flight,
             self.settings.max_queue,

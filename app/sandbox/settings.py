@@ -1,8 +1,9 @@
-"""Every limit of the sandbox, in one frozen object, read from GRADTRACE_SANDBOX_* variables.
+"""Every limit of the sandbox, in one frozen object: the `sandbox` group of the app's settings.
 
-Each field has an environment variable named after it: `cpu_seconds` is read from
-GRADTRACE_SANDBOX_CPU_SECONDS, `memory_mib` from GRADTRACE_SANDBOX_MEMORY_MIB, and so on.
-docs/sandbox.md lists them all with what each one bounds.
+Each field is read from an environment variable named after it by app/config.py: `cpu_seconds`
+from GRADTRACE_SANDBOX_CPU_SECONDS, `memory_mib` from GRADTRACE_SANDBOX_MEMORY_MIB, and so on.
+docs/sandbox.md says what each one bounds. A plain dataclass, so that the zygote and its
+children, which get it as JSON, load no settings library.
 """
 
 from __future__ import annotations
@@ -59,19 +60,6 @@ class SandboxSettings:
         if self.recursion_limit < 50:
             raise ValueError(f"{ENV_PREFIX}RECURSION_LIMIT must be at least 50")
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> SandboxSettings:
-        """Defaults, replaced by any GRADTRACE_SANDBOX_* variable, replaced by `overrides`."""
-        environ = os.environ if environ is None else environ
-        defaults = cls()
-        values = {}
-        for f in fields(cls):
-            text = environ.get(ENV_PREFIX + f.name.upper())
-            if text is not None:
-                values[f.name] = _parse(f.name, text, type(getattr(defaults, f.name)))
-        values.update(overrides)
-        return cls(**values)
-
     @property
     def memory_bytes(self) -> int:
         return self.memory_mib * 1024 * 1024
@@ -106,16 +94,3 @@ RUN_LIMITS = (
     "max_source_bytes",
     "max_trace_bytes",
 )
-
-
-def _parse(name: str, text: str, kind: type):
-    variable = ENV_PREFIX + name.upper()
-    try:
-        if kind is bool:
-            lowered = text.strip().lower()
-            if lowered not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(text)
-            return lowered in ("1", "true", "yes", "on")
-        return kind(text)
-    except ValueError:
-        raise ValueError(f"{variable}={text!r} is not a valid {kind.__name__}") from None

@@ -94,8 +94,8 @@ class Caps:
 
 def parse(data: bytes, settings: SandboxSettings | None = None) -> dict:
     """The trace in `data`, checked (and its text made safe); Malformed if it is not one.
-    The caps come from `settings`, by default the server's (GRADTRACE_SANDBOX_* variables)."""
-    caps = Caps.of(settings or SandboxSettings.from_env())
+    The caps come from `settings`, by default the defaults."""
+    caps = Caps.of(settings or SandboxSettings())
     if len(data) > caps.trace_bytes:
         raise Malformed(f"larger than {caps.trace_bytes:,} bytes")
     try:
@@ -111,7 +111,7 @@ def _no_constant(name: str):
 
 def check(trace, settings: SandboxSettings | None = None) -> dict:
     """`trace`, checked, its strings made safe in place; Malformed if it is not a trace."""
-    _Checker(trace, Caps.of(settings or SandboxSettings.from_env())).run()
+    _Checker(trace, Caps.of(settings or SandboxSettings())).run()
     return trace
 
 

@@ -3,7 +3,7 @@
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 
 SEED = """import torch
@@ -17,7 +17,7 @@ print(a.grad.item(), b.grad.item())
 
 @pytest.fixture
 def client(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db")))
     return TestClient(app, base_url="http://localhost")
 
 

@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 
 CALL_TIMEOUT = 15.0  # seconds; a snippet's own wall limit is well under this
@@ -43,7 +43,9 @@ CHECKS = [
 _DB_DIR = Path(tempfile.mkdtemp(prefix="gradtrace-fuzz-"))
 atexit.register(shutil.rmtree, _DB_DIR, ignore_errors=True)
 # schemathesis always sends Host: testserver
-APP = create_app(Settings(db_path=_DB_DIR / "traces.db", allowed_hosts=("testserver",)))
+APP = create_app(
+    Settings(store=StoreSettings(path=_DB_DIR / "traces.db"), allowed_hosts=("testserver",))
+)
 
 # Read from the app object rather than fetched from /openapi.json: the same document, without
 # starting the app (its sandbox and render pool) in every process that collects this file.

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.examples import BY_SLUG
 from app.http_cache import IMMUTABLE, REVALIDATE, STATIC
 from app.main import create_app
@@ -24,7 +24,9 @@ IDENTITY = {"Accept-Encoding": "identity"}
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    return create_app(Settings(db_path=tmp_path_factory.mktemp("db") / "traces.db"))
+    return create_app(
+        Settings(store=StoreSettings(path=tmp_path_factory.mktemp("db") / "traces.db"))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +138,7 @@ def test_the_page_is_revalidated_and_its_tag_names_what_it_is_drawn_from(client,
 
 
 def test_a_page_with_a_module_opened_has_a_tag_of_its_own(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db")))
     with TestClient(app, base_url="http://localhost") as client:
         code = BY_SLUG["mlp-training"].code
         network = client.post("/api/traces", json={"code": code}).json()["id"]
@@ -213,7 +215,7 @@ def test_head_with_a_matching_tag_is_a_304(client, ident):
 def test_head_through_a_real_server(tmp_path):
     """uvicorn sends no body for HEAD on its own; the length it announces is GET's."""
     port = free_port()
-    env = dict(os.environ, GRADTRACE_DB=str(tmp_path / "traces.db"))
+    env = dict(os.environ, GRADTRACE_STORE_PATH=str(tmp_path / "traces.db"))
     with serving(uvicorn_command(port), port, env=env) as (_, url):
         ident = httpx.post(f"{url}/api/traces", json={"code": SEED}, timeout=60).json()["id"]
         for path in (f"/t/{ident}", f"/api/traces/{ident}", "/static/player.js"):

@@ -32,7 +32,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.config import Settings
+from app.config import LimitsSettings
 from tests.live_server import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ TRICKLE_EVERY = 3.0  # seconds between two bytes of one trickle (within the body
 EXPORTERS = 2  # threads asking for big exports
 EXPORT_HANG_UP = 1.0  # seconds an exporter waits for an answer before it hangs up
 # long enough for the trickles to meet the body deadline (and be cut) while everyone watches
-ATTACK_MIN_SECONDS = Settings.body_deadline_seconds + 10.0
+ATTACK_MIN_SECONDS = LimitsSettings().body_deadline_seconds + 10.0
 
 # ***** what is watched *****
 PROBE_EVERY = 0.5
@@ -517,11 +517,11 @@ def test_a_classroom_under_attack_is_served(tmp_path, record_property):
     env = {name: value for name, value in os.environ.items() if not name.startswith("GRADTRACE_")}
     env.update(
         PYTHONPATH=str(ROOT),
-        GRADTRACE_DB=str(tmp_path / "traces.db"),
+        GRADTRACE_STORE_PATH=str(tmp_path / "traces.db"),
         # A classroom behind one NAT address needs many connections at once: thirty browsers,
         # each with a few, besides whatever else shares the address. Everything else is left
         # at its default.
-        GRADTRACE_MAX_CONNECTIONS_PER_ADDRESS="400",
+        GRADTRACE_LIMITS_MAX_CONNECTIONS_PER_ADDRESS="400",
     )
     command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     stop = threading.Event()

@@ -9,41 +9,42 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from app import files
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 
 
-def test_the_data_folder_holds_the_database_by_default(tmp_path):
-    settings = Settings.from_environment({"GRADTRACE_DATA_DIR": str(tmp_path / "data")})
+def test_the_data_folder_holds_the_database_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADTRACE_DATA_DIR", str(tmp_path / "data"))
+    settings = Settings.from_environment()
     assert settings.data_dir == tmp_path / "data"
     assert settings.db_path == tmp_path / "data" / "gradtrace.db"
 
 
-def test_gradtrace_db_moves_only_the_database(tmp_path):
-    environ = {"GRADTRACE_DATA_DIR": str(tmp_path / "data"), "GRADTRACE_DB": str(tmp_path / "t.db")}
-    settings = Settings.from_environment(environ)
+def test_the_store_path_moves_only_the_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADTRACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("GRADTRACE_STORE_PATH", str(tmp_path / "t.db"))
+    settings = Settings.from_environment()
     assert settings.data_dir == tmp_path / "data"
     assert settings.db_path == tmp_path / "t.db"
 
 
 def test_without_a_data_folder_set_it_is_the_users_own(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))  # where platformdirs looks
-    assert Settings.from_environment({}).data_dir == tmp_path / "share" / "gradtrace"
+    monkeypatch.delenv("GRADTRACE_DATA_DIR")
+    assert Settings.from_environment().data_dir == tmp_path / "share" / "gradtrace"
 
 
 def test_the_tests_never_write_into_the_users_data_folder(tmp_path):
     # tests/conftest.py points GRADTRACE_DATA_DIR at a folder of this run's own
-    chosen = Settings(db_path=tmp_path / "t.db").data_dir
+    chosen = Settings(store=StoreSettings(path=tmp_path / "t.db")).data_dir
     assert chosen == Path(os.environ["GRADTRACE_DATA_DIR"])
     assert chosen.name.startswith("gradtrace-data-")
 
 
-def test_the_session_key_is_kept_in_the_data_folder_not_beside_the_database(tmp_path):
-    environ = {
-        "GRADTRACE_DATA_DIR": str(tmp_path / "data"),
-        "GRADTRACE_DB": str(tmp_path / "db" / "t.db"),
-    }
-    with TestClient(create_app(Settings.from_environment(environ)), base_url="http://localhost"):
+def test_the_session_key_is_kept_in_the_data_folder_not_beside_the_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADTRACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("GRADTRACE_STORE_PATH", str(tmp_path / "db" / "t.db"))
+    with TestClient(create_app(Settings.from_environment()), base_url="http://localhost"):
         pass
     key = tmp_path / "data" / "session.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key.read_text().strip()

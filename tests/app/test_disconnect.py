@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 from engine.tracer import trace_snippet
 from tests.live_server import free_port
@@ -38,7 +38,7 @@ def served(app) -> Iterator[int]:
 
 
 def test_a_page_whose_client_hangs_up_is_cancelled(tmp_path, caplog):
-    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s"))
     ident, _ = app.state.store.put("print(1)", trace_snippet("print(1)"))
     started, cancelled = threading.Event(), threading.Event()
 
@@ -64,7 +64,7 @@ def test_a_page_whose_client_hangs_up_is_cancelled(tmp_path, caplog):
 
 def test_a_page_whose_client_waits_is_answered(tmp_path):
     """The listener only cancels on a disconnect: a client that waits gets its page."""
-    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s"))
     ident, _ = app.state.store.put("print(1)", trace_snippet("print(1)"))
     shown = {"code": "print(1)", "outcome": {"status": "ok"}, "stdout": "1\n", "stderr": ""}
 
@@ -87,7 +87,7 @@ def test_a_page_whose_client_waits_is_answered(tmp_path):
 
 def test_a_post_without_a_body_is_answered(tmp_path):
     """A bodiless request is listened to at once; the app still reads its empty body."""
-    app = create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s"))
     with served(app) as port, socket.create_connection(("127.0.0.1", port), timeout=5) as client:
         request = "POST /api/traces HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         client.sendall(request.encode())

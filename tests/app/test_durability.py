@@ -33,16 +33,16 @@ print({n}, a.grad.item(), b.grad.item())
 def server_on(db: Path, log: Path, store: dict[str, str]) -> ProcessGroupServer:
     """uvicorn serving the app on `db` (and `store`'s settings), in a process group of its own."""
     port = free_port()
-    env = {"GRADTRACE_DB": str(db), **store}
+    env = {"GRADTRACE_STORE_PATH": str(db), **store}
     return ProcessGroupServer(uvicorn_command(port), port, log, env)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request) -> dict[str, str]:
-    """The store's settings beyond GRADTRACE_DB: none for SQLite, a database for PostgreSQL."""
+    """The store's settings beyond its path: none for SQLite, a database for PostgreSQL."""
     if request.param == "sqlite":
         return {}
-    return {"GRADTRACE_DATABASE_URL": request.getfixturevalue("postgres").new_database()}
+    return {"GRADTRACE_STORE_DATABASE_URL": request.getfixturevalue("postgres").new_database()}
 
 
 @pytest.mark.alone

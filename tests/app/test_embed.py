@@ -7,7 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 from app.render_pool import RenderBusy
 from app.sessions import COOKIE
@@ -17,7 +17,9 @@ CODE = "import torch\na = torch.tensor(3.0, requires_grad=True)\nd = a * a\nd.ba
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    return create_app(Settings(db_path=tmp_path_factory.mktemp("db") / "traces.db"))
+    return create_app(
+        Settings(store=StoreSettings(path=tmp_path_factory.mktemp("db") / "traces.db"))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +260,7 @@ def test_every_other_answer_refuses_to_be_framed(client, ident, path):
 
 
 def test_a_500_is_framed_as_its_path_says(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db")))
 
     @app.get("/fails")
     @app.get("/embed/a/fails")

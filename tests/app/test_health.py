@@ -8,17 +8,18 @@ import time
 from fastapi.testclient import TestClient
 
 from app import health
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
+from app.render_pool import RenderSettings
 
 
 def _client(tmp_path, **settings) -> TestClient:
-    app = create_app(Settings(db_path=tmp_path / "traces.db", **settings))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"), **settings))
     return TestClient(app, base_url="http://localhost")
 
 
 def test_healthz_reports_the_store_the_sandbox_and_the_render_pool(tmp_path):
-    client = _client(tmp_path, render_workers=3)
+    client = _client(tmp_path, render=RenderSettings(workers=3))
     client.post("/api/traces", json={"code": "print(1)"})
     with client:  # the lifespan starts the render workers
         report = client.get("/healthz").json()

@@ -14,8 +14,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
+from app.render_pool import RenderSettings
 from engine.tracer import trace_snippet
 
 FORGE = """import warnings
@@ -35,7 +36,9 @@ def _forging(mutation: str) -> str:
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    settings = Settings(db_path=tmp_path_factory.mktemp("db") / "traces.db", session_secret="s")
+    settings = Settings(
+        store=StoreSettings(path=tmp_path_factory.mktemp("db") / "traces.db"), session_secret="s"
+    )
     with TestClient(create_app(settings), base_url="http://localhost") as test_client:
         yield test_client
 
@@ -105,7 +108,7 @@ def test_a_long_loops_page_is_drawn_once_and_healthz_answers_meanwhile(tmp_path)
     the render pool draws the page (before any page is answered). A loop stalled by the
     render answers none until it is done; a free one answers twenty or so (a busy machine
     draws slower, and gets more answers in, not fewer)."""
-    settings = Settings(db_path=tmp_path / "traces.db", session_secret="s")
+    settings = Settings(store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s")
     app = create_app(settings)
     pool = app.state.render_pool
     drawn: list[str] = []  # the pages the render pool was asked to draw
@@ -148,7 +151,9 @@ def test_a_long_loops_page_is_drawn_once_and_healthz_answers_meanwhile(tmp_path)
 
 def test_a_trace_that_cannot_be_drawn_in_budget_gets_its_steps_in_words(tmp_path):
     settings = Settings(
-        db_path=tmp_path / "traces.db", session_secret="s", render_budget_seconds=0.001
+        store=StoreSettings(path=tmp_path / "traces.db"),
+        session_secret="s",
+        render=RenderSettings(budget_seconds=0.001),
     )
     with TestClient(create_app(settings), base_url="http://localhost") as client:
         body = _run(client, "import torch\nx = torch.ones(2, requires_grad=True)\nprint('hi')\n")

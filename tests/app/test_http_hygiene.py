@@ -25,7 +25,7 @@ from fastapi.testclient import TestClient
 from uvicorn.server import ServerState
 
 from app import cli
-from app.config import Names, Networks, Settings
+from app.config import LimitsSettings, Names, Networks, Settings, StoreSettings
 from app.http_server import GuardedH11Protocol
 from app.main import create_app
 from app.security import SECURITY_HEADERS
@@ -37,7 +37,7 @@ MIB = 1024 * 1024
 
 @pytest.fixture
 def settings(tmp_path):
-    return Settings(db_path=tmp_path / "traces.db")
+    return Settings(store=StoreSettings(path=tmp_path / "traces.db"))
 
 
 @pytest.fixture
@@ -65,7 +65,9 @@ def test_the_local_names_are_served(client, host):
 
 def test_other_hosts_are_allowed_as_a_comma_separated_list(tmp_path):
     # how GRADTRACE_ALLOWED_HOSTS is read
-    settings = Settings(db_path=tmp_path / "t.db", allowed_hosts=Names("a.example, b"))
+    settings = Settings(
+        store=StoreSettings(path=tmp_path / "t.db"), allowed_hosts=Names("a.example, b")
+    )
     assert settings.allowed_hosts == ("a.example", "b")
     client = TestClient(create_app(settings), base_url="http://a.example")
     assert client.get("/").status_code == 200
@@ -113,7 +115,9 @@ def test_no_origin_and_no_browser_hints_passes(client):
 
 
 def test_behind_a_trusted_proxy_that_ends_tls_the_https_origin_is_ours(tmp_path):
-    proxied = Settings(db_path=tmp_path / "t.db", trusted_proxies=Networks("127.0.0.1"))
+    proxied = Settings(
+        store=StoreSettings(path=tmp_path / "t.db"), trusted_proxies=Networks("127.0.0.1")
+    )
     behind = TestClient(create_app(proxied), base_url="http://localhost", client=("127.0.0.1", 9))
     https = {"origin": "https://localhost", "x-forwarded-proto": "https"}
     assert _post(behind, **https).status_code == 422
@@ -148,10 +152,13 @@ def test_a_500_has_the_security_headers_and_nothing_of_the_exception(settings):
 
 def test_the_body_cap_leaves_room_for_the_largest_snippet_encoded(settings, client):
     # the worst encoding of a snippet within the limit: JSON's \u00XX for each control byte
-    code = "\x01" * settings.max_source_bytes
+    code = "\x01" * settings.sandbox.max_source_bytes
     answer = client.post("/api/traces", json={"code": code + "\x01"})
     assert answer.status_code == 413
-    assert f"{settings.max_source_bytes:,}" in answer.json()["detail"]  # the route's own 413
+    # the route's own 413
+    assert (
+        f"{settings.sandbox.max_source_bytes:,}" in answer.json()["detail"]
+    )  # the route's own 413
 
 
 def test_a_declared_length_over_the_cap_is_a_413_with_a_json_reason(settings, client):
@@ -200,25 +207,26 @@ MAX_CONNECTIONS = 6
 BODY_IDLE = HEADER_TIMEOUT + 3  # a pause in a body longer than the header timeout is fine
 SERVER = """
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import uvicorn
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.http_server import server_config
 from app.main import create_app
 
 port, db, header_timeout, max_connections, body_idle = sys.argv[1:]
 # any other setting from the environment the fixture passes
-settings = replace(
-    Settings.from_environment(),
-    db_path=Path(db),
-    header_timeout_seconds=float(header_timeout),
-    max_connections=int(max_connections),
-    keep_alive_timeout_seconds=1,
-    body_idle_seconds=float(body_idle),
+settings = Settings.from_environment()
+limits = settings.limits.model_copy(
+    update={
+        "header_timeout_seconds": float(header_timeout),
+        "max_connections": int(max_connections),
+        "keep_alive_timeout_seconds": 1,
+        "body_idle_seconds": float(body_idle),
+    }
 )
+settings = settings.model_copy(update={"store": StoreSettings(path=Path(db)), "limits": limits})
 config = server_config(create_app(settings), settings, host="127.0.0.1", port=int(port))
 uvicorn.Server(config).run()
 """
@@ -258,8 +266,8 @@ def strict_server(tmp_path_factory):
     with _real_server(
         tmp_path_factory,
         limits,
-        GRADTRACE_MAX_CONNECTIONS_PER_ADDRESS=str(PER_ADDRESS),
-        GRADTRACE_BODY_DEADLINE_SECONDS=str(BODY_DEADLINE),
+        GRADTRACE_LIMITS_MAX_CONNECTIONS_PER_ADDRESS=str(PER_ADDRESS),
+        GRADTRACE_LIMITS_BODY_DEADLINE_SECONDS=str(BODY_DEADLINE),
     ) as process:
         yield process
 
@@ -493,8 +501,8 @@ async def _never_called(scope, receive, send) -> None:
 
 def test_an_ipv6_client_counts_by_its_64_and_a_trusted_proxy_not_at_all(tmp_path):
     settings = Settings(
-        db_path=tmp_path / "t.db",
-        max_connections_per_address=2,
+        store=StoreSettings(path=tmp_path / "t.db"),
+        limits=LimitsSettings(max_connections_per_address=2),
         trusted_proxies=Networks("2001:db8:ffff::1"),
     )
     protocol = GuardedH11Protocol.with_limits(settings)
@@ -533,11 +541,11 @@ def test_gradtrace_serve_runs_uvicorn_with_these_options(monkeypatch, tmp_path):
             pass
 
     monkeypatch.setattr(uvicorn, "Server", Server)
-    monkeypatch.setenv("GRADTRACE_DB", str(tmp_path / "t.db"))
+    monkeypatch.setenv("GRADTRACE_STORE_PATH", str(tmp_path / "t.db"))
     assert cli.main(["serve", "--port", "8123"]) == 0
     [config] = configs
     assert issubclass(config.http, GuardedH11Protocol)
-    assert config.http.header_timeout_seconds == Settings.header_timeout_seconds
-    assert config.http.max_connections_per_address == Settings.max_connections_per_address
+    assert config.http.header_timeout_seconds == LimitsSettings().header_timeout_seconds
+    assert config.http.max_connections_per_address == LimitsSettings().max_connections_per_address
     assert config.proxy_headers is False
     assert (config.host, config.port, config.timeout_keep_alive) == ("127.0.0.1", 8123, 5)

@@ -11,14 +11,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import logs, request_ids
-from app.config import Networks, Settings
+from app.config import Networks, Settings, StoreSettings
 from app.main import create_app
 
 SEED = "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"
 
 
 def _client(tmp_path, **settings) -> TestClient:
-    app = create_app(Settings(db_path=tmp_path / "traces.db", **settings))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"), **settings))
     return TestClient(app, base_url="http://localhost", client=("127.0.0.1", 50000))
 
 

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from app import execution
-from app.config import Networks, Settings
+from app.config import Networks, Settings, StoreSettings
 from app.main import create_app
 from app.sandbox import SandboxBusy
 
@@ -22,7 +22,7 @@ LOOPBACK = ("127.0.0.1", 50000)
 
 
 def _client(tmp_path, peer=LOOPBACK, **settings) -> TestClient:
-    app = create_app(Settings(db_path=tmp_path / "traces.db", **settings))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"), **settings))
     return TestClient(app, base_url="http://localhost", client=peer)
 
 

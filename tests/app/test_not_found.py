@@ -9,7 +9,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 import app.not_found
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 from app.not_found import LIMIT, WINDOW, NotFoundThrottle
 from app.sandbox import Requester
@@ -19,7 +19,9 @@ UNKNOWN = [f"/api/traces/{n:0>16}" for n in range(LIMIT)]
 
 @pytest.fixture
 def server(tmp_path):
-    return create_app(Settings(db_path=tmp_path / "traces.db", session_secret="s"))
+    return create_app(
+        Settings(store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s")
+    )
 
 
 def test_past_a_run_of_unknown_ids_an_address_gets_429_and_others_do_not(server):

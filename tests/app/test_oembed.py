@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Names, Settings
+from app.config import Names, Settings, StoreSettings
 from app.main import create_app
 from app.sessions import COOKIE
 
@@ -20,7 +20,8 @@ HOSTILE = '# "><script>alert(1)</script>\nimport torch\nx = torch.tensor(2.0, re
 @pytest.fixture
 def client(tmp_path):
     settings = Settings(
-        db_path=tmp_path / "traces.db", allowed_hosts=Names("localhost,gradtrace.test")
+        store=StoreSettings(path=tmp_path / "traces.db"),
+        allowed_hosts=Names("localhost,gradtrace.test"),
     )
     return TestClient(create_app(settings), base_url=SITE)
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings
 from app.render.explain import STATUSES
 from app.sandbox import statuses, validate
 from app.sandbox.outcome import empty_trace
@@ -56,4 +55,3 @@ def test_the_validator_checks_exactly_the_event_kinds_the_tracer_emits():
 
 def test_limits_have_one_default():
     assert SandboxSettings().max_events == DEFAULT_MAX_EVENTS
-    assert Settings(db_path=Path("x.db")).max_source_bytes == SandboxSettings().max_source_bytes

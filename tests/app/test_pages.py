@@ -5,7 +5,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Networks, Settings
+from app.config import Networks, Settings, StoreSettings
 from app.examples import EXAMPLES
 from app.main import create_app
 from engine.tracer import trace_snippet
@@ -13,7 +13,7 @@ from engine.tracer import trace_snippet
 
 @pytest.fixture
 def client(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db")))
     return TestClient(app, base_url="http://localhost")
 
 
@@ -211,7 +211,9 @@ def test_a_page_counts_its_visitor_as_a_viewer_unless_they_stored_it(tmp_path):
     import sqlite3
 
     settings = Settings(
-        db_path=tmp_path / "traces.db", session_secret="s", trusted_proxies=Networks("127.0.0.1")
+        store=StoreSettings(path=tmp_path / "traces.db"),
+        session_secret="s",
+        trusted_proxies=Networks("127.0.0.1"),
     )
     app = create_app(settings)
 

@@ -9,22 +9,19 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import execution
-from app.config import Networks, Settings
+from app.config import LimitsSettings, Networks, Settings, StoreSettings
 from app.main import create_app
 from app.sessions import COOKIE, SALT, Sessions, Standing
 from engine.tracer import trace_snippet
 
 
-def _settings(tmp_path, **changes) -> Settings:
+def _settings(tmp_path, secret: str = "s", **limits) -> Settings:
     """Settings in which a session counts as a client of its own from its first request: these
     tests are about sessions, not about how one earns its place (tested below on its own)."""
     return Settings(
-        **{
-            "db_path": tmp_path / "traces.db",
-            "session_secret": "s",
-            "session_settle_seconds": 0.0,
-            **changes,
-        }
+        store=StoreSettings(path=tmp_path / "traces.db"),
+        session_secret=secret,
+        limits=LimitsSettings(**{"session_settle_seconds": 0.0, **limits}),
     )
 
 
@@ -34,7 +31,7 @@ def _client(app) -> TestClient:
 
 @pytest.fixture
 def app(tmp_path):
-    return create_app(_settings(tmp_path, session_secret="test-secret"))
+    return create_app(_settings(tmp_path, secret="test-secret"))
 
 
 @pytest.fixture
@@ -121,7 +118,11 @@ def test_a_session_past_its_quota_of_new_traces_is_told_so(tmp_path, seen):
 
 
 def test_an_address_past_its_quota_is_refused_whatever_its_sessions(tmp_path, seen):
-    settings = Settings(db_path=tmp_path / "traces.db", session_secret="s", address_quota_traces=4)
+    settings = Settings(
+        store=StoreSettings(path=tmp_path / "traces.db"),
+        session_secret="s",
+        limits=LimitsSettings(address_quota_traces=4),
+    )
     app = create_app(settings)
     for n in range(4):
         assert _client(app).post("/api/traces", json={"code": f"print({n})"}).status_code == 200
@@ -131,9 +132,9 @@ def test_an_address_past_its_quota_is_refused_whatever_its_sessions(tmp_path, se
 
 def test_an_ipv6_client_is_one_address_for_its_whole_64(tmp_path, seen):
     settings = Settings(
-        db_path=tmp_path / "traces.db",
+        store=StoreSettings(path=tmp_path / "traces.db"),
         session_secret="s",
-        address_quota_traces=2,
+        limits=LimitsSettings(address_quota_traces=2),
         trusted_proxies=Networks("127.0.0.1"),
     )
     app = create_app(settings)

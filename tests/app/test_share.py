@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Names, Networks, Settings
+from app.config import Names, Networks, Settings, StoreSettings
 from app.main import create_app
 
 SITE = "http://localhost"
@@ -24,7 +24,9 @@ HOSTILE = (
 @pytest.fixture
 def client(tmp_path):
     # started (`with`): the render pool then lives on one event loop for every request
-    with TestClient(create_app(Settings(db_path=tmp_path / "traces.db")), base_url=SITE) as client:
+    with TestClient(
+        create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db"))), base_url=SITE
+    ) as client:
         yield client
 
 
@@ -153,7 +155,7 @@ def test_the_dialog_comes_with_the_partial_after_an_htmx_run_and_on_a_lesson(cli
 
 def test_the_addresses_follow_the_host_and_a_trusted_proxys_scheme(tmp_path):
     settings = Settings(
-        db_path=tmp_path / "traces.db",
+        store=StoreSettings(path=tmp_path / "traces.db"),
         allowed_hosts=Names("localhost,gradtrace.test"),
         trusted_proxies=Networks("127.0.0.1"),
     )

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.export.options import ExportRequest
 from app.page_cache import PageCache
 from app.render_pool import RenderSettings
@@ -93,7 +93,9 @@ def service(tmp_path):
 
     store.get_json = counted_read
     idents = [store.put(f"print({n})", trace_snippet(f"print({n})"))[0] for n in range(3)]
-    traces = Traces(store, Settings(db_path=tmp_path / "t.db"), _SlowPool(), PageCache())
+    traces = Traces(
+        store, Settings(store=StoreSettings(path=tmp_path / "t.db")), _SlowPool(), PageCache()
+    )
     return traces, idents, reads
 
 

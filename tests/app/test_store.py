@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import engine
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.examples import DEFAULT
 from app.main import create_app
 from app.sandbox import Requester
@@ -41,12 +41,15 @@ class Backend:
         self._opened.append(store)
         return store
 
-    def settings(self, **values) -> Settings:
+    def settings(self, **store) -> Settings:
         url = "" if self.name == "sqlite" else self.location
-        return Settings(db_path=self._tmp_path / "traces.db", database_url=url, **values)
+        path = self._tmp_path / "traces.db"
+        return Settings(
+            store=StoreSettings(path=path, database_url=url, **store), session_secret="s"
+        )
 
-    def app(self, **settings):
-        app = create_app(self.settings(**settings))
+    def app(self, **store):
+        app = create_app(self.settings(**store))
         self.track(app.state.store)
         return app
 
@@ -95,7 +98,7 @@ def test_a_public_id_is_keyed_and_is_not_the_codes_hash(backend):
 
 
 def test_the_same_code_run_twice_keeps_one_id_and_its_hash_finds_nothing(backend):
-    app = backend.app(session_secret="s")
+    app = backend.app()
     with TestClient(app, base_url="http://localhost") as client:
         first = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
         again = client.post("/api/traces", json={"code": "print(1)"}).json()["id"]
@@ -354,7 +357,7 @@ def test_a_pinned_trace_is_nobodys_and_outside_every_share(backend):
 
 
 def test_a_lessons_trace_outlives_a_flood_of_the_store(backend):
-    app = backend.app(session_secret="s", max_store_mib=1)
+    app = backend.app(max_mib=1)
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         client.get("/lessons/define-by-run")  # its trace is stored before the page is drawn
         ((lesson,),) = backend.execute("SELECT id FROM traces").fetchall()
@@ -364,7 +367,7 @@ def test_a_lessons_trace_outlives_a_flood_of_the_store(backend):
 
 
 def test_an_examples_trace_is_pinned_however_its_lines_end(backend):
-    app = backend.app(session_secret="s")
+    app = backend.app()
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         code = DEFAULT.code.replace("\n", "\r\n")  # as a browser sends a textarea
         client.post("/run", data={"code": code})
@@ -406,7 +409,7 @@ PRAGMA user_version = 2;
 
 
 def test_a_read_through_the_service_counts_its_reader_unless_it_is_the_owner(backend):
-    app = backend.app(session_secret="s")
+    app = backend.app()
     store, traces = app.state.store, app.state.traces
     ident, _ = store.put("x = 1", {}, owner=store.owner("session:alice", "10.0.0.1"))
     traces.fetch_json(ident, viewer=Requester("session:alice", "10.0.0.1"))
@@ -432,7 +435,7 @@ def test_traces_stored_before_ids_were_keyed_keep_their_ids_and_new_ones_do_not_
     )
     old.commit()
     old.close()
-    app = create_app(Settings(db_path=path, session_secret="s"))
+    app = create_app(Settings(store=StoreSettings(path=path), session_secret="s"))
     with TestClient(app, base_url="http://localhost") as client:
         assert client.get(f"/api/traces/{trace_id(code)}").json()["stdout"] == "1"
         again = client.post("/api/traces", json={"code": code}).json()
@@ -514,7 +517,8 @@ def test_sessions_earn_their_place_once_across_servers_sharing_a_store(backend):
 def test_postgres_servers_without_a_secret_share_one_kept_in_the_database(postgres, tmp_path):
     url = postgres.new_database()
     apps = [
-        create_app(Settings(db_path=tmp_path / f"unused{n}.db", database_url=url)) for n in (1, 2)
+        create_app(Settings(store=StoreSettings(path=tmp_path / f"unused{n}.db", database_url=url)))
+        for n in (1, 2)
     ]
     try:
         first, second = (app.state.store for app in apps)

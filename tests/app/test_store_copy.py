@@ -110,8 +110,8 @@ def test_an_invalid_trace_fails_the_check(postgres, tmp_path, capsys):
 
 def test_the_check_defaults_to_the_configured_store(tmp_path, monkeypatch, capsys):
     _filled(tmp_path / "configured.db")
-    monkeypatch.setenv("GRADTRACE_DB", str(tmp_path / "configured.db"))
-    monkeypatch.delenv("GRADTRACE_DATABASE_URL", raising=False)
+    monkeypatch.setenv("GRADTRACE_STORE_PATH", str(tmp_path / "configured.db"))
+    monkeypatch.delenv("GRADTRACE_STORE_DATABASE_URL", raising=False)
     assert main(["store", "check"]) == 0
     assert "5 traces checked, 0 bad" in capsys.readouterr().out
 

@@ -26,7 +26,7 @@ expect.set_options(timeout=30_000)
 @pytest.fixture(scope="session")
 def server_url(tmp_path_factory):
     port = free_port()
-    env = dict(os.environ, GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"))
+    env = dict(os.environ, GRADTRACE_STORE_PATH=str(tmp_path_factory.mktemp("db") / "traces.db"))
     with serving(uvicorn_command(port), port, env=env) as (_, url):
         yield url
 

@@ -14,11 +14,13 @@ import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import expect
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 from app.sandbox import SandboxBusy
 
-LIMITS = Settings(db_path=Path("unused.db"))  # the limits the test server runs with
+LIMITS = Settings(
+    store=StoreSettings(path=Path("unused.db"))
+)  # the limits the test server runs with
 
 
 def result_problem(page):
@@ -43,10 +45,10 @@ def put_code(page, code: str) -> None:
 
 def test_a_snippet_over_the_apps_limit_says_how_long_it_may_be(page, server_url, shot):
     page.goto(server_url + "/")
-    put_code(page, "# " + "x" * LIMITS.max_source_bytes + "\n")
+    put_code(page, "# " + "x" * LIMITS.sandbox.max_source_bytes + "\n")
     page.get_by_role("button", name="Run").click()
     expect(result_problem(page)).to_have_text(
-        f"The snippet is longer than {LIMITS.max_source_bytes:,} bytes."
+        f"The snippet is longer than {LIMITS.sandbox.max_source_bytes:,} bytes."
     )
     expect(page.locator("details.editor")).to_have_attribute("open", "")  # to shorten it
     shot(page, "error-413-app")
@@ -96,7 +98,7 @@ def test_a_refusal_that_is_not_our_page_is_put_in_words(
 
 def test_our_own_busy_answer_is_shown_as_the_server_wrote_it(page, server_url, shot, tmp_path):
     # what pages.py answers when the sandbox is busy, to an htmx post
-    app = create_app(Settings(db_path=tmp_path / "traces.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "traces.db")))
     busy = SandboxBusy(503, 7, "Every sandbox is busy running other snippets.")
     with TestClient(app, base_url="http://localhost") as client:
         client.app.state.traces.find_or_run = _raises(busy)

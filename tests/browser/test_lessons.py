@@ -65,7 +65,7 @@ def lesson_url(tmp_path_factory):
     port = free_port()
     env = dict(
         os.environ,
-        GRADTRACE_DB=str(tmp_path_factory.mktemp("db") / "traces.db"),
+        GRADTRACE_STORE_PATH=str(tmp_path_factory.mktemp("db") / "traces.db"),
         GRADTRACE_LESSONS_DIR=str(folder),
     )
     with serving(uvicorn_command(port), port, env=env) as (_, url):

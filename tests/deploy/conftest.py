@@ -8,4 +8,4 @@ import pytest
 @pytest.fixture
 def shared_database(postgres) -> dict[str, str]:
     """The environment that points a server at the shared database (tests/postgres.py)."""
-    return {"GRADTRACE_DATABASE_URL": postgres.new_database()}
+    return {"GRADTRACE_STORE_DATABASE_URL": postgres.new_database()}

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from pypdf import PdfReader
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.examples import DEFAULT
 from app.export import raster
 from app.export.make import export
@@ -92,7 +92,9 @@ def test_an_image_export_draws_at_most_max_frames_but_a_file_plays_any_number():
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    return create_app(Settings(db_path=tmp_path_factory.mktemp("db") / "traces.db"))
+    return create_app(
+        Settings(store=StoreSettings(path=tmp_path_factory.mktemp("db") / "traces.db"))
+    )
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import LimitsSettings, Settings, StoreSettings
 from app.examples import BY_SLUG
 from app.lessons import generated
 from app.main import create_app
@@ -59,7 +59,9 @@ def lessons_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client(tmp_path_factory, lessons_dir):
     db = tmp_path_factory.mktemp("db") / "traces.db"
-    app = create_app(Settings(db_path=db, session_secret="s", lessons_dir=lessons_dir))
+    app = create_app(
+        Settings(store=StoreSettings(path=db), session_secret="s", lessons_dir=lessons_dir)
+    )
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         yield client
 
@@ -421,7 +423,11 @@ def test_a_lesson_with_a_checkpoint_past_the_end_is_not_a_500(tmp_path):
     folder = tmp_path / "lessons"
     folder.mkdir()
     (folder / "late.md").write_text(replaced("checkpoint: 7", "checkpoint: 99"), encoding="utf-8")
-    app = create_app(Settings(db_path=tmp_path / "t.db", session_secret="s", lessons_dir=folder))
+    app = create_app(
+        Settings(
+            store=StoreSettings(path=tmp_path / "t.db"), session_secret="s", lessons_dir=folder
+        )
+    )
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         assert client.get("/lessons/late").status_code < 500
         assert client.post("/lessons/late/questions/grad-a", data={"value": "5"}).status_code < 500
@@ -446,7 +452,7 @@ def odd_client(tmp_path_factory):
     marked = replaced("hint: Two paths.", "hint: <b onclick=x>bold</b>", marked)
     (folder / "marked.md").write_text(marked, encoding="utf-8")
     db = tmp_path_factory.mktemp("odd-db") / "traces.db"
-    app = create_app(Settings(db_path=db, session_secret="s", lessons_dir=folder))
+    app = create_app(Settings(store=StoreSettings(path=db), session_secret="s", lessons_dir=folder))
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         yield client
 
@@ -495,7 +501,9 @@ def test_a_run_with_nothing_to_ask_says_so(odd_client, code):
 def test_a_lesson_dropped_in_or_changed_is_served_without_a_restart(tmp_path):
     folder = tmp_path / "lessons"
     folder.mkdir()
-    settings = Settings(db_path=tmp_path / "traces.db", session_secret="s", lessons_dir=folder)
+    settings = Settings(
+        store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s", lessons_dir=folder
+    )
     with TestClient(create_app(settings), base_url="http://localhost") as client:
         assert client.get("/lessons/products").status_code == 404
         (folder / "products.md").write_text(PRODUCTS, encoding="utf-8")
@@ -520,10 +528,10 @@ def test_a_lesson_dropped_in_or_changed_is_served_without_a_restart(tmp_path):
 
 def test_a_learner_over_their_quota_still_opens_a_lesson(tmp_path, lessons_dir):
     settings = Settings(
-        db_path=tmp_path / "traces.db",
+        store=StoreSettings(path=tmp_path / "traces.db"),
         session_secret="s",
         lessons_dir=lessons_dir,
-        session_quota_traces=0,  # nothing new may be stored for this browser
+        limits=LimitsSettings(session_quota_traces=0),  # nothing new may be stored for this browser
     )
     with TestClient(create_app(settings), base_url="http://localhost") as client:
         refused = client.post("/run", data={"code": "import torch\nprint(1)\n"})
@@ -537,7 +545,9 @@ def test_a_lesson_whose_answer_contradicts_its_fact_asks_nothing_and_logs_why(tm
     folder.mkdir()
     (folder / "lying.md").write_text(PRODUCTS.replace("answer: 9", "answer: 6"), encoding="utf-8")
     app = create_app(
-        Settings(db_path=tmp_path / "traces.db", session_secret="s", lessons_dir=folder)
+        Settings(
+            store=StoreSettings(path=tmp_path / "traces.db"), session_secret="s", lessons_dir=folder
+        )
     )
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         with caplog.at_level("ERROR", logger="gradtrace.lessons"):
@@ -557,7 +567,11 @@ def test_question_text_reads_as_written(tmp_path):
     "b.mul_(" and "1)"), and a right answer whose own note says "Right:" is not "Right. Right:"."""
     root = Path(__file__).resolve().parents[3]
     app = create_app(
-        Settings(db_path=tmp_path / "t.db", session_secret="s", lessons_dir=root / "lessons")
+        Settings(
+            store=StoreSettings(path=tmp_path / "t.db"),
+            session_secret="s",
+            lessons_dir=root / "lessons",
+        )
     )
     with TestClient(app, base_url="http://localhost", raise_server_exceptions=False) as client:
         page = client.get("/lessons/in-place-and-versions").text

@@ -48,7 +48,7 @@ def signals_received():
 @pytest.fixture(scope="session")
 def sandbox(signals_received):
     os.environ["GRADTRACE_TEST_SECRET"] = SECRET
-    client = SandboxClient(SandboxSettings.from_env(**TEST_SETTINGS))
+    client = SandboxClient(SandboxSettings(**TEST_SETTINGS))
     client.start()
     yield client
     client.close()
@@ -60,7 +60,7 @@ def users_sandbox(signals_received):
     its time: the suite's short budget would cut the heaviest goldens off on a busy machine.
     (A run's own limits can only lower its sandbox's, never raise them.)"""
     os.environ["GRADTRACE_TEST_SECRET"] = SECRET
-    client = SandboxClient(SandboxSettings.from_env(max_queue=TEST_SETTINGS["max_queue"]))
+    client = SandboxClient(SandboxSettings(max_queue=TEST_SETTINGS["max_queue"]))
     client.start()
     yield client
     client.close()

@@ -158,7 +158,7 @@ def test_a_cancelled_waiting_run_leaves_the_queue():
 def test_a_started_run_whose_caller_has_gone_is_stopped():
     """A run nobody waits for any more is killed, its slot freed at once, not at its limits: a
     client that asks and hangs up cannot keep the sandbox busy for nobody."""
-    settings = SandboxSettings.from_env(cpu_seconds=4.0, wall_seconds=8.0)
+    settings = SandboxSettings(cpu_seconds=4.0, wall_seconds=8.0)
     sandbox = SandboxClient(settings)
     sandbox.start()
     submitted = []

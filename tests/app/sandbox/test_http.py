@@ -6,14 +6,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app import execution
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 from app.sandbox import SandboxBusy
 
 
 @pytest.fixture
 def client(tmp_path):
-    app = create_app(Settings(db_path=tmp_path / "t.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "t.db")))
     with TestClient(app, base_url="http://localhost") as test_client:
         yield test_client
 

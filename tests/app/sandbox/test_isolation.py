@@ -36,7 +36,7 @@ LONG_VICTIM = VICTIM + "while True:\n    x = x * 1.0\n"
 @pytest.fixture(scope="module")
 def roomy_sandbox(layers):
     """A sandbox of its own (a fresh zygote that has run nothing else), with room for hunts."""
-    settings = SandboxSettings.from_env(cpu_seconds=30.0, wall_seconds=90.0, max_events=10**6)
+    settings = SandboxSettings(cpu_seconds=30.0, wall_seconds=90.0, max_events=10**6)
     client = SandboxClient(settings)
     client.start()
     yield client

@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from app.config import Settings, SettingsError
 from app.sandbox import SandboxSettings, frontdoor, validate
 
 DEFAULTS = SandboxSettings()
@@ -53,16 +54,19 @@ def test_the_defaults_are_the_documented_ones():
     assert DEFAULTS.max_in_flight >= 2
 
 
-def test_settings_come_from_the_environment():
-    settings = SandboxSettings.from_env(
-        {"GRADTRACE_SANDBOX_CPU_SECONDS": "1.5", "GRADTRACE_SANDBOX_NAMESPACES": "0"}
-    )
+def test_settings_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("GRADTRACE_SANDBOX_CPU_SECONDS", "1.5")
+    monkeypatch.setenv("GRADTRACE_SANDBOX_NAMESPACES", "0")
+    settings = Settings.from_environment().sandbox
     assert settings.cpu_seconds == 1.5
     assert settings.namespaces is False
-    with pytest.raises(ValueError, match="GRADTRACE_SANDBOX_MEMORY_MIB"):
-        SandboxSettings.from_env({"GRADTRACE_SANDBOX_MEMORY_MIB": "lots"})
-    with pytest.raises(ValueError, match="must be positive"):
-        SandboxSettings.from_env({"GRADTRACE_SANDBOX_WALL_SECONDS": "0"})
+    monkeypatch.setenv("GRADTRACE_SANDBOX_MEMORY_MIB", "lots")
+    with pytest.raises(SettingsError, match="GRADTRACE_SANDBOX_MEMORY_MIB"):
+        Settings.from_environment()
+    monkeypatch.setenv("GRADTRACE_SANDBOX_MEMORY_MIB", "600")
+    monkeypatch.setenv("GRADTRACE_SANDBOX_WALL_SECONDS", "0")
+    with pytest.raises(SettingsError, match="GRADTRACE_SANDBOX_WALL_SECONDS must be positive"):
+        Settings.from_environment()
 
 
 def test_cpu_just_under_the_limit_finishes(sandbox, layers):

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
+from app.config import Settings, StoreSettings
 from app.main import create_app
 from app.sandbox import SandboxClient, SandboxSettings, probe, seccomp
 from tests.live_server import free_port, wait_until_healthy
@@ -43,7 +43,7 @@ def test_the_zygote_is_clean_and_single_threaded(sandbox):
 
 
 def test_healthz_reports_each_layer(tmp_path, layers):
-    app = create_app(Settings(db_path=tmp_path / "t.db"))
+    app = create_app(Settings(store=StoreSettings(path=tmp_path / "t.db")))
     with TestClient(app, base_url="http://localhost") as client:
         health = client.get("/healthz").json()
     sandbox = health["sandbox"]
@@ -55,7 +55,7 @@ def test_healthz_reports_each_layer(tmp_path, layers):
 
 
 def _serve(db, *args: str, weak: bool) -> subprocess.Popen:
-    env = dict(os.environ, GRADTRACE_DB=str(db / "traces.db"))
+    env = dict(os.environ, GRADTRACE_STORE_PATH=str(db / "traces.db"))
     if weak:  # no namespaces: one layer short of strong
         env["GRADTRACE_SANDBOX_NAMESPACES"] = "0"
     return subprocess.Popen(
