@@ -39,7 +39,9 @@ def _version(path: str) -> int:
 
 
 class Cluster:
-    def __init__(self) -> None:
+    def __init__(self, fsync: bool = False) -> None:
+        """A new cluster; without `fsync` (the tests) a crash of the machine may lose what it
+        held, which a test's database need not survive (bench/store.py syncs, as in use)."""
         binaries = _binaries()
         if binaries is None:
             raise RuntimeError(INSTALL)
@@ -53,7 +55,8 @@ class Cluster:
         self._run("initdb", "-D", str(self._data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
         self._run(
             "pg_ctl", "start", "-w", "-D", str(self._data), "-l", str(self.folder / "log"),
-            "-o", f"-k {self.folder} -c listen_addresses='' -F -c max_connections=200",
+            "-o", f"-k {self.folder} -c listen_addresses='' {'' if fsync else '-F'} "
+                  "-c max_connections=200",
         )  # fmt: skip
 
     def _run(self, program: str, *args: str) -> None:
