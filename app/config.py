@@ -19,7 +19,7 @@ import ipaddress
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
@@ -28,7 +28,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app import files
 from app.render_pool import RenderSettings
 from app.sandbox.settings import SandboxSettings
-from app.store import StoreLimits
+
+if TYPE_CHECKING:
+    from app.store import StoreLimits
 
 ENV_PREFIX = "GRADTRACE_"
 MIB = 1024 * 1024
@@ -106,10 +108,14 @@ class StoreSettings(_Group):
     max_trace_mib: int = Field(4, gt=0)  # compressed; a larger trace is kept cut short
     max_mib: int = Field(2048, gt=0)  # compressed, all traces; past it the least seen go
     # what one owner's address may hold of the store; past it its own least seen traces go
-    owner_share_percent: float = Field(StoreLimits.owner_share_percent, gt=0, le=100)
+    owner_share_percent: float = Field(5.0, gt=0, le=100)
     unviewed_days: float = Field(7.0, gt=0)  # an anonymous trace nobody opened goes after this
 
     def limits(self) -> StoreLimits:
+        # the store loads the engine (trace ids name its version): only when a store is opened,
+        # so that the command line reads its settings without it (tests keep the defaults equal)
+        from app.store import StoreLimits
+
         return StoreLimits(
             max_trace_bytes=self.max_trace_mib * MIB,
             max_total_bytes=self.max_mib * MIB,

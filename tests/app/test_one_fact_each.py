@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from app.config import StoreSettings
 from app.render.explain import STATUSES
 from app.sandbox import statuses, validate
 from app.sandbox.outcome import empty_trace
 from app.sandbox.settings import SandboxSettings
+from app.store import StoreLimits
 from engine.tracer import DEFAULT_MAX_EVENTS, TRACE_VERSION, trace_snippet
 from tests import corpus
 
@@ -55,3 +57,4 @@ def test_the_validator_checks_exactly_the_event_kinds_the_tracer_emits():
 
 def test_limits_have_one_default():
     assert SandboxSettings().max_events == DEFAULT_MAX_EVENTS
+    assert StoreSettings().limits() == StoreLimits()  # the store's bounds, as the settings give
