@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
+from app.dependencies import RequesterDep, SettingsDep, TracesDep
 from app.http_cache import IMMUTABLE, entity_tag, matches, not_modified
 
 router = APIRouter(prefix="/api", tags=["traces"])
@@ -48,20 +49,20 @@ class TraceCreated(BaseModel):
         503: {"description": "The server has too many runs waiting (see Retry-After)"},
     },
 )
-async def create_trace(body: TraceRequest, request: Request) -> Response:
+async def create_trace(
+    body: TraceRequest, settings: SettingsDep, traces: TracesDep, requester: RequesterDep
+) -> Response:
     """Run `code` (or find it already stored) and answer its id, page address and trace.
 
     A snippet that fails still gets a trace: its failure is in `trace.outcome`.
     """
-    settings = request.app.state.settings
     size = len(body.code.encode("utf-8"))
     limit = settings.sandbox.max_source_bytes
     if size > limit:
         raise HTTPException(413, f"code is {size:,} bytes; the limit is {limit:,}")
-    traces = request.app.state.traces
-    ident, trace = await traces.find_or_run(body.code, request.state.requester)
+    ident, trace = await traces.find_or_run(body.code, requester)
     if trace is None:  # stored: its text goes out as it is, never parsed here
-        text = await asyncio.to_thread(traces.fetch_json, ident, request.state.requester)
+        text = await asyncio.to_thread(traces.fetch_json, ident, requester)
     else:
         text = json.dumps(trace, separators=(",", ":"), allow_nan=False)
     if text is None:  # evicted this very moment: as good as never stored
@@ -77,10 +78,10 @@ async def create_trace(body: TraceRequest, request: Request) -> Response:
         429: {"description": "This client has asked for too many unknown ids lately"},
     },
 )
-def get_trace(ident: str, request: Request) -> Response:
+def get_trace(ident: str, request: Request, traces: TracesDep, requester: RequesterDep) -> Response:
     """A stored trace: its bytes never change, so it is cached for good, and revalidated by
     a tag naming those bytes (If-None-Match answers 304)."""
-    text = request.app.state.traces.fetch_json(ident, viewer=request.state.requester)
+    text = traces.fetch_json(ident, viewer=requester)
     if text is None:
         raise HTTPException(404, f"no trace has the id {ident!r}")
     tag = entity_tag(text)

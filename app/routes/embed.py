@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app.busy import show_busy_on
+from app.dependencies import PageVersion, RequesterDep, TracesDep
 from app.export.options import THEMES, VIEWS, BadOption, StepRange, choice
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
 from app.routes.pages import render_page
@@ -82,46 +83,45 @@ def _step_number(name: str, value: str | None) -> int | None:
 
 
 @router.get("/embed/{ident}", response_class=HTMLResponse)
-async def embed(request: Request, ident: str):
+async def embed(
+    request: Request, ident: str, traces: TracesDep, requester: RequesterDep, version: PageVersion
+):
     try:
         options = EmbedOptions.parse(request.query_params)
     except BadOption as bad:
         return _bad_option(request, ident, bad)
-    traces = request.app.state.traces
     # nothing could be drawn now: the embed says why, and when to try again
     show_busy_on(request, "embed.html", ident=ident, embed=None)
-    if await traces.visit(ident, request.state.requester) is None:
+    if await traces.visit(ident, requester) is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
     if await traces.outdated(ident):
         code = await traces.code_of(ident)
         if code is None:
             return render_page(request, "missing.html", {"ident": ident}, 404)
-        return await _run_again(request, code, options)
+        return await _run_again(request, code, options, traces, requester)
     # the query string's every byte makes a different page, so it is named in the tag whole
-    version = request.app.state.page_version
     query = str(request.query_params)
     caching = {"Cache-Control": REVALIDATE}
     known = traces.known_digest(ident)
     if known is not None and matches(request, tag := entity_tag("embed", known, query, version)):
         return not_modified(tag, caching)
-    context = await traces.page(ident, request.state.requester)
+    context = await traces.page(ident, requester)
     tag = entity_tag("embed", context["digest"] or "", query, version)
     if matches(request, tag):
         return not_modified(tag, caching)
     return _page(request, context, options, {"ETag": tag, **caching})
 
 
-async def _run_again(request: Request, code: str, options: EmbedOptions):
+async def _run_again(request: Request, code: str, options: EmbedOptions, traces, requester):
     """An old link's snippet, run by today's engine (as pages.show does): its embed at its new
     address with the same options, or, for a run that is not stored, the embed right here."""
-    traces = request.app.state.traces
     show_busy_on(request, "embed.html", ident="", embed=None)
-    ident, trace, stored = await traces.run_again(code, request.state.requester)
+    ident, trace, stored = await traces.run_again(code, requester)
     if stored:
         query = f"?{request.url.query}" if request.url.query else ""
         return RedirectResponse(f"/embed/{ident}{query}", status_code=307)
     show_busy_on(request, "embed.html", ident=ident, embed=None)
-    context = await traces.page(ident, request.state.requester, trace=trace)
+    context = await traces.page(ident, requester, trace=trace)
     return _page(request, context, options)
 
 

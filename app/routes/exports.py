@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from app.busy import PLAIN_TEXT
+from app.dependencies import ExportVersion, MetricsDep, RequesterDep, TracesDep
 from app.export.make import PICTURES
 from app.export.options import FORMATS, THEMES, VIEWS, BadOption, ExportRequest, choice
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
@@ -29,7 +30,15 @@ router = APIRouter(dependencies=[Depends(shown_as(PLAIN_TEXT))])
 
 
 @router.get("/t/{ident}/export.{format}")
-async def export_file(request: Request, ident: str, format: str):
+async def export_file(
+    request: Request,
+    ident: str,
+    format: str,
+    traces: TracesDep,
+    requester: RequesterDep,
+    version: ExportVersion,
+    metrics: MetricsDep,
+):
     query = request.query_params
     try:
         wanted = ExportRequest.checked(
@@ -42,20 +51,18 @@ async def export_file(request: Request, ident: str, format: str):
     except BadOption as problem:
         status = 404 if format not in FORMATS else 422
         return PlainTextResponse(str(problem), status_code=status)
-    found = await _trace(request, ident)
+    found = await _trace(request, ident, traces, requester)
     if isinstance(found, Response):
         return found
     trace, digest = found
     live_url = public_url(request, f"/t/{ident}")
-    version = request.app.state.export_version
     caching = {"Cache-Control": REVALIDATE}
     if digest and matches(
         request, tag := entity_tag("export", digest, repr(wanted), live_url, version)
     ):
         return not_modified(tag, caching)
-    traces = request.app.state.traces
     try:
-        made = await traces.export(ident, request.state.requester, wanted, live_url, trace=trace)
+        made = await traces.export(ident, requester, wanted, live_url, trace=trace)
     except TooLargeToDraw as failure:
         return _not_drawn(failure)
     tag = entity_tag("export", made["digest"] or digest, repr(wanted), live_url, version)
@@ -66,11 +73,19 @@ async def export_file(request: Request, ident: str, format: str):
         "Cache-Control": REVALIDATE,
         "Content-Disposition": f'attachment; filename="{wanted.filename(ident)}"',
     }
-    return _counted(request, format, _answer(made["reply"], FORMATS[format][0], headers))
+    return _counted(metrics, format, _answer(made["reply"], FORMATS[format][0], headers))
 
 
 @router.get("/t/{ident}.{kind}")
-async def picture(request: Request, ident: str, kind: str):
+async def picture(
+    request: Request,
+    ident: str,
+    kind: str,
+    traces: TracesDep,
+    requester: RequesterDep,
+    version: ExportVersion,
+    metrics: MetricsDep,
+):
     if kind not in PICTURES:
         return PlainTextResponse(f"No picture is called .{kind}: use .png or .svg.", 404)
     query = request.query_params
@@ -80,11 +95,10 @@ async def picture(request: Request, ident: str, kind: str):
         step = _step_number(query, "step")
     except BadOption as problem:
         return PlainTextResponse(str(problem), status_code=422)
-    found = await _trace(request, ident)
+    found = await _trace(request, ident, traces, requester)
     if isinstance(found, Response):
         return found
     trace, digest = found
-    version = request.app.state.export_version
 
     def tag_of(digest: str) -> str:
         return entity_tag("picture", digest, kind, view, theme, str(step), version)
@@ -93,16 +107,15 @@ async def picture(request: Request, ident: str, kind: str):
     caching = {"Cache-Control": "public, no-cache"}
     if digest and matches(request, tag_of(digest)):
         return not_modified(tag_of(digest), caching)
-    traces = request.app.state.traces
     asked = (kind, view, theme, step)
     try:
-        made = await traces.picture(ident, request.state.requester, asked, trace=trace)
+        made = await traces.picture(ident, requester, asked, trace=trace)
     except TooLargeToDraw as failure:
         return _not_drawn(failure)
     tag = tag_of(made["digest"] or digest)
     if matches(request, tag):
         return not_modified(tag, caching)
-    return _counted(request, kind, _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching}))
+    return _counted(metrics, kind, _answer(made["reply"], PICTURES[kind], {"ETag": tag, **caching}))
 
 
 def _step_number(query, name: str) -> int | None:
@@ -114,20 +127,19 @@ def _step_number(query, name: str) -> int | None:
     return int(text)
 
 
-async def _trace(request: Request, ident: str):
+async def _trace(request: Request, ident: str, traces, requester):
     """What to draw: (None, the stored trace's digest if known) for a stored trace, which the
     drawing reads itself; a 404; or, for one recorded by an older engine, a redirect to the same
     export of today's run of its code (or that run in hand, with its digest, if it is not
     stored)."""
-    traces = request.app.state.traces
-    if await traces.visit(ident, request.state.requester) is None:
+    if await traces.visit(ident, requester) is None:
         return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
     if not await traces.outdated(ident):
         return None, traces.known_digest(ident)
     code = await traces.code_of(ident)
     if code is None:
         return PlainTextResponse(f"No trace is stored as {ident!r}.", status_code=404)
-    fresh, trace, stored = await traces.run_again(code, request.state.requester)
+    fresh, trace, stored = await traces.run_again(code, requester)
     if not stored:
         return trace, content_digest(json.dumps(trace, sort_keys=True))
     url = request.url.replace(path=request.url.path.replace(f"/t/{ident}", f"/t/{fresh}", 1))
@@ -149,10 +161,10 @@ def _answer(made, media_type: str, headers: dict) -> Response:
     return Response(body, media_type=media_type, headers=headers)
 
 
-def _counted(request: Request, format: str, answer: Response) -> Response:
+def _counted(metrics, format: str, answer: Response) -> Response:
     """`answer`, counted in /metrics by its format if it is the file."""
     if answer.status_code == 200:
-        request.app.state.metrics.exports.labels(format).inc()
+        metrics.exports.labels(format).inc()
     return answer
 
 

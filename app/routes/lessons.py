@@ -15,6 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.dependencies import LessonsDep, RequesterDep, TracesDep
 from app.lessons import forms
 from app.lessons.grading import Answers, BadAnswer, Feedback, grade
 from app.lessons.overrides import overridden
@@ -31,14 +32,15 @@ router = APIRouter(dependencies=[Depends(shown_as("busy.html"))])
 
 
 @router.get("/lessons", response_class=HTMLResponse)
-def lessons(request: Request):
-    library = request.app.state.lessons.library()
-    return render_page(request, "lessons.html", {"lessons": library.lessons})
+def lessons(request: Request, shelf: LessonsDep):
+    return render_page(request, "lessons.html", {"lessons": shelf.library().lessons})
 
 
 @router.get("/lessons/{slug}", response_class=HTMLResponse)
-async def lesson(request: Request, slug: str):
-    context = await _lesson_page(request, slug)
+async def lesson(
+    request: Request, slug: str, shelf: LessonsDep, traces: TracesDep, requester: RequesterDep
+):
+    context = await _lesson_page(request, slug, shelf, traces, requester)
     if isinstance(context, Response):
         return context
     return render_page(request, "lesson.html", context)
@@ -46,9 +48,15 @@ async def lesson(request: Request, slug: str):
 
 @router.post("/lessons/{slug}/questions/{qid}", response_class=HTMLResponse)
 async def answer_lesson(
-    request: Request, slug: str, qid: str, hx_request: Annotated[str | None, Header()] = None
+    request: Request,
+    slug: str,
+    qid: str,
+    shelf: LessonsDep,
+    traces: TracesDep,
+    requester: RequesterDep,
+    hx_request: Annotated[str | None, Header()] = None,
 ):
-    context = await _lesson_page(request, slug)
+    context = await _lesson_page(request, slug, shelf, traces, requester)
     if isinstance(context, Response):
         return context
     if context["being_fixed"]:  # its checks are not asked, so not graded either: they
@@ -57,9 +65,9 @@ async def answer_lesson(
 
 
 @router.get("/lessons/{slug}/key", response_class=HTMLResponse)
-def lesson_key(request: Request, slug: str, answers: bool = True):
+def lesson_key(request: Request, slug: str, shelf: LessonsDep, answers: bool = True):
     """Every question of a lesson, without playing it: with the answers (the key) or not."""
-    found = request.app.state.lessons.library().get(slug)
+    found = shelf.library().get(slug)
     if found is None:
         return _missing_lesson(request, slug)
     questions = [forms.Asked(question, ()) for question in found.lesson.questions]
@@ -68,8 +76,8 @@ def lesson_key(request: Request, slug: str, answers: bool = True):
 
 
 @router.get("/t/{ident}/quiz", response_class=HTMLResponse)
-async def trace_quiz(request: Request, ident: str):
-    context = await _quiz_page(request, ident)
+async def trace_quiz(request: Request, ident: str, traces: TracesDep, requester: RequesterDep):
+    context = await _quiz_page(request, ident, traces, requester)
     if isinstance(context, Response):
         return context
     return render_page(request, "quiz.html", context)
@@ -77,9 +85,14 @@ async def trace_quiz(request: Request, ident: str):
 
 @router.post("/t/{ident}/quiz/{qid}", response_class=HTMLResponse)
 async def answer_trace_quiz(
-    request: Request, ident: str, qid: str, hx_request: Annotated[str | None, Header()] = None
+    request: Request,
+    ident: str,
+    qid: str,
+    traces: TracesDep,
+    requester: RequesterDep,
+    hx_request: Annotated[str | None, Header()] = None,
 ):
-    context = await _quiz_page(request, ident)
+    context = await _quiz_page(request, ident, traces, requester)
     if isinstance(context, Response):
         return context
     return await _answer(request, context, qid, "quiz.html", bool(hx_request))
@@ -88,17 +101,18 @@ async def answer_trace_quiz(
 # ***** building the pages *****
 
 
-async def _lesson_page(request: Request, slug: str) -> dict | Response:
+async def _lesson_page(request: Request, slug: str, shelf, traces, requester) -> dict | Response:
     """A lesson's page context, or the answer instead of it (no such lesson)."""
-    found = request.app.state.lessons.library().get(slug)
+    library = shelf.library()
+    found = library.get(slug)
     if found is None:
         return _missing_lesson(request, slug)
-    return await _lesson_context(request, found)
+    return await _lesson_context(found, library, traces, requester)
 
 
-async def _quiz_page(request: Request, ident: str) -> dict | Response:
+async def _quiz_page(request: Request, ident: str, traces, requester) -> dict | Response:
     """A trace's quiz page context, or the answer instead of it (no such trace)."""
-    context = await _trace_quiz_context(request, ident)
+    context = await _trace_quiz_context(ident, traces, requester)
     if context is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
     return context
@@ -113,15 +127,13 @@ async def _asking_page(traces, ident: str, requester, trace: dict | None = None)
     return {**await traces.page(ident, requester, every, trace=trace), "module_links": []}
 
 
-async def _lesson_context(request: Request, found: LessonFile) -> dict:
-    traces = request.app.state.traces
+async def _lesson_context(found: LessonFile, library, traces, requester) -> dict:
     lesson = found.lesson
-    requester = request.state.requester
     ident, trace = await traces.find_or_run(lesson.snippet, requester, site=True)
     page = await _asking_page(traces, ident, requester, trace)
     questions = [question.model_dump(mode="json") for question in lesson.questions]
     quiz = await traces.quiz(ident, requester, questions, trace=trace)
-    before, after = request.app.state.lessons.library().neighbours(found.slug)
+    before, after = library.neighbours(found.slug)
     context = {**page, "lesson": found, "before": before, "after": after}
     context["asked"] = forms.ask(quiz)
     context["unavailable"] = quiz.get("unavailable")
@@ -150,9 +162,7 @@ def _refused(found: LessonFile, quiz: dict) -> bool:
     return True
 
 
-async def _trace_quiz_context(request: Request, ident: str) -> dict | None:
-    traces = request.app.state.traces
-    requester = request.state.requester
+async def _trace_quiz_context(ident: str, traces, requester) -> dict | None:
     if await traces.visit(ident, requester) is None:
         return None
     page = await _asking_page(traces, ident, requester)

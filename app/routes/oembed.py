@@ -23,6 +23,7 @@ from fastapi.responses import Response
 from starlette.datastructures import QueryParams
 
 from app import sharing
+from app.dependencies import SettingsDep, TracesDep
 from app.export.options import BadOption
 from app.export.raster import THUMBNAIL_SIZE
 from app.routes.embed import EmbedOptions
@@ -47,9 +48,9 @@ class Refusal(Exception):
 
 
 @router.get("/oembed")
-async def oembed(request: Request) -> Response:
+async def oembed(request: Request, settings: SettingsDep, traces: TracesDep) -> Response:
     try:
-        answer = await _answer(request)
+        answer = await _answer(request, settings.allowed_hosts, traces)
     except Refusal as refusal:
         body = json.dumps({"detail": refusal.message})
         headers = {"Cache-Control": REFUSAL_CACHING}
@@ -60,7 +61,7 @@ async def oembed(request: Request) -> Response:
     return Response(body, 200, headers, media_type="application/json")
 
 
-async def _answer(request: Request) -> dict:
+async def _answer(request: Request, allowed_hosts, traces) -> dict:
     query = request.query_params
     if (query.get("format") or "json") != "json":
         raise Refusal(501, "Only format=json is served.")
@@ -69,8 +70,8 @@ async def _answer(request: Request) -> dict:
         raise Refusal(400, "Give the trace's address: /oembed?url=https://…/t/ID")
     max_width = _size(query, "maxwidth")
     max_height = _size(query, "maxheight")
-    ident, options = _trace_of(request, url)
-    code = await request.app.state.traces.code_of(ident)
+    ident, options = _trace_of(request, url, allowed_hosts)
+    code = await traces.code_of(ident)
     if code is None:
         raise Refusal(404, f"No trace has the id {ident}.")
     site = sharing.origin(request)
@@ -107,7 +108,7 @@ def _size(query: QueryParams, name: str) -> int | None:
     return int(value)
 
 
-def _trace_of(request: Request, url: str) -> tuple[str, dict[str, str]]:
+def _trace_of(request: Request, url: str, allowed_hosts) -> tuple[str, dict[str, str]]:
     """The trace id a URL of this site names, and the embed options it carries."""
     try:
         parts = urlsplit(url)
@@ -115,7 +116,7 @@ def _trace_of(request: Request, url: str) -> tuple[str, dict[str, str]]:
     except ValueError:
         raise Refusal(404, "That is not an address of a trace here.") from None
     ours = parts.scheme in ("http", "https") and not parts.username and host is not None
-    if not ours or not _our_host(request, host, parts.netloc):
+    if not ours or not _our_host(request, host, parts.netloc, allowed_hosts):
         raise Refusal(404, "That is not an address of this site.")
     found = _TRACE_PATH.fullmatch(parts.path)
     if found is None:
@@ -133,13 +134,13 @@ def _trace_of(request: Request, url: str) -> tuple[str, dict[str, str]]:
     return found.group(2), carried
 
 
-def _our_host(request: Request, host: str, netloc: str) -> bool:
+def _our_host(request: Request, host: str, netloc: str, allowed_hosts) -> bool:
     """Whether a URL's host is this site: the request's own, or a name it answers to (any
     port). A wildcard in allowed_hosts cannot tell ours from anyone's, so only names count."""
     if netloc.lower() == request.url.netloc.lower():
         return True
-    names = request.app.state.settings.allowed_hosts
-    return host.lower() in {name.lower().strip("[]") for name in names if "*" not in name}
+    names = {name.lower().strip("[]") for name in allowed_hosts if "*" not in name}
+    return host.lower() in names
 
 
 def _fitted(size: tuple[int, int], max_width: int | None, max_height: int | None):

@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app import sharing
 from app.busy import show_busy_on
+from app.dependencies import PageVersion, RequesterDep, SettingsDep, TracesDep
 from app.examples import BY_SLUG, DEFAULT, EXAMPLES
 from app.http_cache import REVALIDATE, entity_tag, matches, not_modified
 
@@ -33,6 +34,9 @@ def index(request: Request, example: str | None = None):
 @router.post("/run", response_class=HTMLResponse)
 async def run(
     request: Request,
+    settings: SettingsDep,
+    traces: TracesDep,
+    requester: RequesterDep,
     code: Annotated[str | UploadFile, Form()] = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
@@ -40,7 +44,7 @@ async def run(
     if not isinstance(code, str):  # a multipart post may send a file in its place
         problem = "The snippet is sent as text, not as a file."
         return render_page(request, page, {"code": "", "problem": problem}, 422)
-    limit = request.app.state.settings.sandbox.max_source_bytes
+    limit = settings.sandbox.max_source_bytes
     try:
         code.encode("utf-8")
     except UnicodeEncodeError:
@@ -50,8 +54,6 @@ async def run(
     if len(code.encode("utf-8")) > limit:
         problem = f"The snippet is longer than {limit:,} bytes."
         return render_page(request, page, {"code": code, "problem": problem}, 413)
-    traces = request.app.state.traces
-    requester = request.state.requester
     # refused for want of room: the form again, saying why nothing ran, and when to try again
     show_busy_on(request, page, code=code)
     ident, trace = await traces.find_or_run(code, requester)
@@ -84,23 +86,24 @@ def _unreadable(shown: dict) -> str | None:
 async def show(
     request: Request,
     ident: str,
+    traces: TracesDep,
+    requester: RequesterDep,
+    version: PageVersion,
     expand: str = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
     """A stored trace; `?expand=g1,m2` draws stack g1 of a big graph member by member and opens
     module m2's boxes (openings the trace does not have are dropped).
     Revalidated on every use, against a tag naming all it is drawn from."""
-    traces = request.app.state.traces
-    if await traces.visit(ident, request.state.requester) is None:
+    if await traces.visit(ident, requester) is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
     page = "_result.html" if hx_request else "index.html"
     if await traces.outdated(ident):
         code = await traces.code_of(ident)
         if code is None:
             return render_page(request, "missing.html", {"ident": ident}, 404)
-        return await _run_again(request, page, code)
+        return await _run_again(request, page, code, traces, requester)
     opened = _OPENABLE.findall(expand)[:MAX_EXPANDED]
-    version = request.app.state.page_version
     asked = ",".join(sorted(set(opened)))
     # htmx asks the same URL for the partial: caches must keep the two apart
     caching = {"Cache-Control": REVALIDATE, "Vary": "HX-Request"}
@@ -110,7 +113,7 @@ async def show(
     ):
         return not_modified(tag, caching)
     show_busy_on(request, page, code="")
-    context = await traces.page(ident, request.state.requester, opened)
+    context = await traces.page(ident, requester, opened)
     shown = context.get("opened", ())
     if set(shown) != set(opened):
         # some of the stacks or modules asked for are not the trace's: its page is the one
@@ -127,20 +130,21 @@ async def show(
     return render_page(request, page, context, headers=headers)
 
 
-async def _run_again(request: Request, page: str, code: str):
+async def _run_again(request: Request, page: str, code: str, traces, requester):
     """An old link's snippet, run by today's engine: its page at its new address, or, for a run
     that is not stored (the server's fault), the result here."""
-    traces = request.app.state.traces
     show_busy_on(request, page, code=code)
-    ident, trace, stored = await traces.run_again(code, request.state.requester)
+    ident, trace, stored = await traces.run_again(code, requester)
     if stored:
         return RedirectResponse(f"/t/{ident}", status_code=307)
-    context = await traces.page(ident, trace)
+    context = await traces.page(ident, requester, trace=trace)
     return render_page(request, page, {**context, "trace": trace})
 
 
 def render_page(request: Request, name: str, context: dict, status_code: int = 200, headers=None):
-    """A template with what every page's context holds (the examples, no problem, no trace)."""
+    """A template with what every page's context holds (the examples, no problem, no trace).
+    Not a route: the pages', the lessons' and the busy answer's one way to draw a template,
+    with the app's templates (app/templating.py)."""
     context = {"examples": EXAMPLES, "chosen": None, "problem": None, "trace": None, **context}
     if context["trace"] and context.get("ident") and not context["problem"]:
         context["share"] = sharing.dialog(request, context["ident"], context["trace"]["code"])

@@ -19,19 +19,20 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 import engine
 from app import execution
 from app.client_address import client_address
+from app.dependencies import HealthDep, MetricsDep, SettingsDep
 from app.metrics import CONTENT_TYPE
 
 router = APIRouter()
 
 
 @router.get("/healthz")
-async def healthz(request: Request) -> JSONResponse:
+async def healthz(health: HealthDep) -> JSONResponse:
     # answered on the event loop, not in the thread pool: under load it then says how soon
     # the server answers, not how soon a thread is free (the report is measured at startup;
     # without a startup, as in some tests, it is measured once, in a thread)
     report = execution.known_layer_report() or await asyncio.to_thread(execution.layer_report)
     sandbox = execution.sandbox()
-    health = await request.app.state.health.report()
+    health = await health.report()
     return JSONResponse(
         {
             # always answered 200 while the server answers at all: a part that is down is
@@ -51,15 +52,14 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request) -> Response:
-    settings = request.app.state.settings
+async def metrics(request: Request, settings: SettingsDep, metrics: MetricsDep) -> Response:
     peer = request.client.host if request.client else None
     forwarded_for = request.headers.getlist("x-forwarded-for")
     address = client_address(peer, forwarded_for, settings.trusted_proxies)
     if not may_read_metrics(address, settings.metrics_networks):
         return PlainTextResponse("Not Found", status_code=404)
     # the scrape reads the store's size, which may wait on its database: not on the event loop
-    text = await asyncio.to_thread(request.app.state.metrics.exposition)
+    text = await asyncio.to_thread(metrics.exposition)
     return Response(text, media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
 
 
