@@ -157,7 +157,7 @@ def create_app(
         scheme = client_scheme(peer, proto, request.url.scheme, settings.trusted_proxies)
         known = app.state.sessions.session_of(request.cookies.get(sessions.COOKIE))
         # a session counts as its address until it has earned its place (app/sessions.py)
-        own = known is not None and standing.earned(address, *known)
+        own = known is not None and await standing.earned_without_blocking(address, *known)
         session = f"session:{known[0]}" if own else f"address:{address}"
         request.state.requester = Requester(session, address)
         response = await call_next(request)

@@ -17,9 +17,11 @@ dozen clients at most, each of which the admission then serves by what it has us
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -86,7 +88,11 @@ class Standing:
     their place are kept there, so every server sharing the store counts them alike; this
     process remembers only what it learned from it: a session that earned its place (that
     never changes), and an address that has none left until when it gets one, so a flood of
-    new cookies from one address is a read of the store each, not a write."""
+    new cookies from one address is a read of the store each, not a write.
+
+    The event loop asks `earned_without_blocking`: what this process knows is answered at once,
+    what only the ledger knows is asked from a thread, since it is a database round trip (and
+    a write when a place is taken). Its state is kept under a lock, never held across one."""
 
     KEPT = 100_000  # sessions that have earned their place, remembered
     KEPT_ADDRESSES = 10_000  # addresses' budgets; past it, those full again are forgotten (or,
@@ -110,22 +116,47 @@ class Standing:
         self._next_forget = 0.0
         self._earned: OrderedDict[str, None] = OrderedDict()
         self._buckets: dict[str, tuple[float, float]] = {}  # address: (places left, as of)
+        self._lock = threading.Lock()
 
     def earned(self, address: str, session: str, age: float) -> bool:
+        with self._lock:
+            known = self._known(session, age)
+            if known is not None:
+                return known
+            if self._ledger is None:
+                if not self._take(address):
+                    return False
+                self._remember(session)
+                return True
+        if not self._take_from_ledger(address, session):
+            return False
+        with self._lock:
+            self._remember(session)
+        return True
+
+    async def earned_without_blocking(self, address: str, session: str, age: float) -> bool:
+        """`earned`, for the event loop (app/main.py's middleware)."""
+        with self._lock:
+            known = self._known(session, age)
+        if known is not None:
+            return known
+        if self._ledger is None:  # a bucket in memory: nothing to wait for
+            return self.earned(address, session, age)
+        return await asyncio.to_thread(self.earned, address, session, age)
+
+    def _known(self, session: str, age: float) -> bool | None:
+        """What this process can say without a budget: earned (remembered), or too young."""
         if session in self._earned:
             self._earned.move_to_end(session)
             return True
         if age < self.settle_seconds:
             return False
-        if self._ledger is not None:
-            if not self._take_from_ledger(address, session):
-                return False
-        elif not self._take(address):
-            return False
+        return None
+
+    def _remember(self, session: str) -> None:
         self._earned[session] = None
         if len(self._earned) > self.KEPT:
             self._earned.popitem(last=False)
-        return True
 
     def __len__(self) -> int:
         """Addresses whose budgets are remembered (their memory is bounded: tests)."""
@@ -142,19 +173,26 @@ class Standing:
         return True
 
     def _take_from_ledger(self, address: str, session: str) -> bool:
+        """A place from the ledger: the ledger is asked outside the lock, the rest under it."""
         now = self._clock()
-        if self._refused.get(address, 0.0) > now:
+        with self._lock:
+            refused = self._refused.get(address, 0.0) > now
+            if not refused:
+                self._refused.pop(address, None)
+        if refused:
             # no place to take, but another server may have given this session one: a read
             return self._ledger.has_earned(session)
-        self._refused.pop(address, None)
         wait = self._ledger.earn_place(address, session, self.burst, self.per_second, now)
-        if wait > 0:
-            self._refused[address] = now + wait
-            if len(self._refused) > self.KEPT_ADDRESSES:
-                self._refused.popitem(last=False)  # forgetting one only asks the ledger again
-            return False
-        if now >= self._next_forget:
-            self._next_forget = now + FORGET_EVERY
+        with self._lock:
+            if wait > 0:
+                self._refused[address] = now + wait
+                if len(self._refused) > self.KEPT_ADDRESSES:
+                    self._refused.popitem(last=False)  # forgetting one asks the ledger again
+                return False
+            forget = now >= self._next_forget
+            if forget:
+                self._next_forget = now + FORGET_EVERY
+        if forget:
             # a budget untouched this long is full again; a session this old has no cookie
             full_after = self.burst / self.per_second if self.per_second > 0 else math.inf
             self._ledger.forget_standing(now - full_after, now - MAX_AGE)

@@ -203,3 +203,44 @@ def test_a_cookie_says_how_old_it_is_and_an_older_kind_counts_as_old():
     assert found == session and 0 <= age < 5
     untimed = Signer("k", salt=SALT).sign("old-session").decode()
     assert sessions.session_of(untimed) == ("old-session", float("inf"))
+
+
+def test_a_place_asked_of_the_shared_ledger_never_holds_up_the_event_loop(tmp_path):
+    """The ledger (the store: a database round trip, a write when a place is taken) is asked
+    from a thread: while it answers, the server answers everyone else."""
+    import asyncio
+    import threading
+
+    import httpx
+
+    app = create_app(_settings(tmp_path))
+    store = app.state.store.inner  # the ledger Standing was given
+    asking, release, answered = threading.Event(), threading.Event(), threading.Event()
+    answered_meanwhile: list[bool] = []
+    earn_place = store.earn_place
+
+    def slow_earn_place(*args):
+        asking.set()
+        release.wait(5)  # on the event loop, this would hold everyone up until it gives up
+        answered_meanwhile.append(answered.is_set())
+        return earn_place(*args)
+
+    store.earn_place = slow_earn_place
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            minted = await client.get("/healthz")
+            cookie = {COOKIE: minted.cookies[COOKIE]}
+            client.cookies.clear()  # the others ask without it: no place of theirs to ask for
+            settled = asyncio.create_task(client.get("/healthz", cookies=cookie))
+            await asyncio.to_thread(asking.wait, 10)
+            other = await asyncio.wait_for(client.get("/healthz"), 10)
+            if other.status_code == 200:
+                answered.set()
+            release.set()
+            assert (await settled).status_code == 200
+
+    asyncio.run(scenario())
+    assert asking.is_set(), "the settled session's place was never asked of the ledger"
+    assert answered_meanwhile == [True]
