@@ -12,6 +12,7 @@ import sys
 import threading
 
 from app import execution
+from app.config import Settings, SettingsError
 from app.export.options import FORMATS, THEMES, VIEWS
 
 
@@ -69,6 +70,14 @@ def main(argv: list[str] | None = None) -> int:
         help="serve a public address even if some sandbox layer does not hold here (unsafe)",
     )
     args = parser.parse_args(argv)
+    try:
+        return _command(args)
+    except SettingsError as error:  # a bad setting stops any command, naming its variable
+        print(f"gradtrace: {error}", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "serve":
         return _serve(args.host, args.port, args.allow_weak_sandbox)
     if args.command == "lessons":
@@ -124,9 +133,10 @@ class _PrintVersion(argparse.Action):
 
 def _export(args: argparse.Namespace) -> int:
     """Run the snippet in the sandbox, then draw its file here (this machine's own snippet)."""
-    # the sandbox's zygote takes a second or two to warm up in its own process: meanwhile this
-    # one imports the drawing code
-    starting = threading.Thread(target=execution.sandbox, daemon=True)
+    # the sandbox's zygote takes half a second to warm up in its own process: it starts first,
+    # and meanwhile this one imports the drawing code
+    settings = Settings.from_environment()
+    starting = threading.Thread(target=execution.sandbox, args=(settings.sandbox,), daemon=True)
     starting.start()
     from tqdm import tqdm
 
@@ -194,13 +204,7 @@ def _store(args: argparse.Namespace) -> int:
         )  # fmt: skip
         return 0
     if args.location is None:
-        from app.config import Settings, SettingsError
-
-        try:
-            settings = Settings.from_environment()
-        except SettingsError as error:
-            print(f"gradtrace: {error}", file=sys.stderr)
-            return 2
+        settings = Settings.from_environment()
         args.location = settings.store.database_url or str(settings.db_path)
     store = _open_store(args.location, must_exist=True)
     if store is None:
@@ -277,16 +281,11 @@ def _serve(host: str, port: int, allow_weak: bool) -> int:
     import uvicorn
 
     from app import logs
-    from app.config import Settings, SettingsError
     from app.http_server import server_config
     from app.main import create_app
 
     logs.configure(logging.INFO)  # one JSON object per line (app/logs.py)
-    try:
-        settings = Settings.from_environment()
-    except SettingsError as error:
-        print(f"gradtrace: {error}", file=sys.stderr)
-        return 2
+    settings = Settings.from_environment()
     execution.sandbox(settings.sandbox)
     report = execution.layer_report()
     # behind a reverse proxy (docs/deploying.md) a loopback address serves the world too

@@ -103,3 +103,13 @@ def test_version_names_the_package_and_the_engine():
     assert (
         done.stdout == f"gradtrace {metadata.version('gradtrace')} (engine {engine.__version__})\n"
     )
+
+
+@pytest.mark.parametrize("command", ["run", "export"])
+def test_a_bad_setting_stops_a_command_with_its_variables_name(snippet, monkeypatch, command):
+    path = snippet("print(1)\n")
+    monkeypatch.setenv("GRADTRACE_SANDBOX_CPU_SECONDS", "lots")
+    done = gradtrace(command, path, *(["--format", "html"] if command == "export" else []))
+    assert done.returncode == 2
+    assert done.stderr.startswith("gradtrace: GRADTRACE_SANDBOX_CPU_SECONDS: ")
+    assert "Traceback" not in done.stderr
