@@ -1,6 +1,7 @@
 """The wheel, installed in a fresh virtualenv, serves and exports from any folder (issue 23).
 
-The checkout is out of the picture: the wheel is built from it, installed into a virtualenv in
+The checkout is out of the picture: an sdist is built from it and the wheel from the sdist, as
+PyPI and pipx have them (python -m build), and the wheel is installed into a virtualenv in
 a temporary folder (its dependencies from the package index, through pip's own cache, at the
 versions constraints.txt pins), and run from another folder with no PYTHONPATH. It must find
 its templates, static files and lessons inside itself, keep its database and session key in
@@ -51,7 +52,7 @@ def _run(command: list, **options) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", folder, ROOT])
+    _run([sys.executable, "-m", "build", "--outdir", folder, ROOT])
     (built,) = folder.glob("gradtrace-*.whl")
     return built
 
