@@ -40,7 +40,9 @@ PLAYER_MODULE_NAME = re.search(
     r"^import \{ (\w+)", (ROOT / "static" / "player.js").read_text(), re.M
 )[1]
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+# one worker builds and installs the wheel once for both tests (--dist loadgroup); pip's work is
+# mostly waiting on the disk, so it shares the machine with the parallel part
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("installed-wheel")]
 
 
 def _run(command: list, **options) -> subprocess.CompletedProcess:
