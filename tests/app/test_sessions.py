@@ -229,17 +229,20 @@ def test_a_place_asked_of_the_shared_ledger_never_holds_up_the_event_loop(tmp_pa
 
     async def scenario() -> None:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            minted = await client.get("/healthz")
-            cookie = {COOKIE: minted.cookies[COOKIE]}
-            client.cookies.clear()  # the others ask without it: no place of theirs to ask for
-            settled = asyncio.create_task(client.get("/healthz", cookies=cookie))
+        site = "http://localhost"
+        async with httpx.AsyncClient(transport=transport, base_url=site) as newcomer:
+            cookie = {COOKIE: (await newcomer.get("/healthz")).cookies[COOKIE]}
+        async with (
+            httpx.AsyncClient(transport=transport, base_url=site, cookies=cookie) as settled,
+            httpx.AsyncClient(transport=transport, base_url=site) as others,  # no place to ask
+        ):
+            asked = asyncio.create_task(settled.get("/healthz"))
             await asyncio.to_thread(asking.wait, 10)
-            other = await asyncio.wait_for(client.get("/healthz"), 10)
+            other = await asyncio.wait_for(others.get("/healthz"), 10)
             if other.status_code == 200:
                 answered.set()
             release.set()
-            assert (await settled).status_code == 200
+            assert (await asked).status_code == 200
 
     asyncio.run(scenario())
     assert asking.is_set(), "the settled session's place was never asked of the ledger"
