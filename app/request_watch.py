@@ -26,6 +26,10 @@ log = logging.getLogger("gradtrace.http")
 _NOTE = "gradtrace.watch"
 UNMATCHED = "unmatched"
 GONE = 499  # the client hung up before its answer (nginx's name for it)
+# /metrics labels by method: a client may send any token as one, and each new label value is a
+# series kept for good, so the others count as one
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
+OTHER_METHOD = "other"
 
 
 class _Note:
@@ -78,8 +82,9 @@ class WatchRequests:
                 for key, value in scope["headers"]
                 if key == b"x-forwarded-for"
             ]
-            self.metrics.http_requests.labels(method, note.route, str(status)).inc()
-            self.metrics.http_seconds.labels(method, note.route).observe(seconds)
+            counted = method if method in METHODS else OTHER_METHOD
+            self.metrics.http_requests.labels(counted, note.route, str(status)).inc()
+            self.metrics.http_seconds.labels(counted, note.route).observe(seconds)
             log.info(
                 "%s %s %d",
                 method,

@@ -111,6 +111,15 @@ def test_an_unknown_path_is_counted_as_unmatched(client):
     assert value(samples, "gradtrace_http_requests_total", **unmatched) == 2
 
 
+def test_a_made_up_method_is_counted_as_other_whatever_its_name(client):
+    for n in range(3):
+        client.request(f"BREW{n}", "/")
+    samples = scrape(client)
+    other = {"method": "other", "route": "/", "status": "405"}
+    assert value(samples, "gradtrace_http_requests_total", **other) == 3
+    assert not any("BREW" in str(labels) for _, labels in samples)
+
+
 def test_a_busy_refusal_is_counted_by_what_was_full(client, monkeypatch):
     async def refuse(code, requester):
         raise SandboxBusy(503, 3, "The server is busy running snippets; try again.")
