@@ -17,7 +17,13 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Header, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import (
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 
 from app.class_events import ClassEvents, Full
 from app.classes import (
@@ -362,20 +368,39 @@ def _stream(request, events: ClassEvents, row, role, kinds, headers, first=()) -
         message = "Too many pages are following this class: close one and reload."
         return render_page(request, "class_problem.html", {"message": message}, 429)
     headers = {**headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-    body = _events(request, events, row.id, role, kinds, first)
-    return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+    return _EventStream(get_classes(request), events, row.id, role, kinds, first, headers)
 
 
-async def _events(request, events: ClassEvents, class_id, role, kinds, first) -> AsyncIterator[str]:
-    """The stream: subscribed inside the body, so that a client gone before it starts holds
-    no place; ends when the client goes (its task is cancelled), the class ends, or in time."""
-    try:
-        subscription = await events.subscribe(class_id, role)
-    except Full:
-        return
-    try:
+class _EventStream(StreamingResponse):
+    """A class's events as server-sent events. It subscribes before its headers go out, so a
+    client that sees the stream open hears every event from then on, and only once it is
+    sent (a request dropped before that holds no place). It ends when its client goes (the
+    request's task is cancelled: app/disconnect.py), when the class ends, or in time (the
+    browser's EventSource connects again by itself)."""
+
+    def __init__(self, classes, events, class_id, role, kinds, first, headers) -> None:
+        super().__init__((), media_type="text/event-stream", headers=headers)
+        self._classes, self._events, self._class_id = classes, events, class_id
+        self._role, self._kinds, self._first = role, kinds, first
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            subscription = await self._events.subscribe(self._class_id, self._role)
+        except Full as refused:
+            await PlainTextResponse(str(refused), 429)(scope, receive, send)
+            return
+        try:
+            start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+            await send(start)
+            async for text in self._texts(subscription):
+                await send({"type": "http.response.body", "body": text.encode(), "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            subscription.close()
+
+    async def _texts(self, subscription) -> AsyncIterator[str]:
         yield ": connected\n\n"
-        for kind, data in first:
+        for kind, data in self._first:
             yield _event(kind, data)
         loop = asyncio.get_running_loop()
         until = loop.time() + STREAM_SECONDS
@@ -383,17 +408,15 @@ async def _events(request, events: ClassEvents, class_id, role, kinds, first) ->
             try:
                 event = await asyncio.wait_for(subscription.queue.get(), PING_SECONDS)
             except TimeoutError:
-                if await asyncio.to_thread(get_classes(request).get, class_id) is None:
+                if await asyncio.to_thread(self._classes.get, self._class_id) is None:
                     return  # swept while nothing happened
                 yield ": ping\n\n"
                 continue
             if event.kind == "ended":
                 yield _event("ended", {})
                 return
-            if event.kind in kinds:
+            if event.kind in self._kinds:
                 yield _event(event.kind, event.data)
-    finally:
-        subscription.close()
 
 
 def _event(kind: str, data: dict) -> str:
