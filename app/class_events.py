@@ -17,6 +17,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
+import threading
 
 from app.store.classes import CHANNEL, ClassStore, Event
 
@@ -26,6 +28,7 @@ RECONNECT_SECONDS = 2.0
 READY_SECONDS = 15.0  # for the listener to be listening: past it a stream is refused
 QUEUE_SIZE = 32  # events waiting for one stream: past it they are dropped
 MAX_STREAMS = 2000  # per server
+STOPPING = "stopping"  # the server's, not the class's: its streams end without a word
 PER_CLASS = {"teach": 8, "follow": 600}  # instructors' pages, and students' (a few tabs each)
 
 
@@ -51,12 +54,15 @@ class ClassEvents:
         self._count = 0
         self._task: asyncio.Task | None = None
         self._ready: asyncio.Event | None = None  # set once the task hears what is written
+        self._ending = False  # the server is stopping
 
     @property
     def open_streams(self) -> int:
         return self._count
 
     def room(self, class_id: str, role: str) -> bool:
+        if self._ending:
+            return False
         mine = sum(1 for s in self._streams.get(class_id, ()) if s.role == role)
         return self._count < MAX_STREAMS and mine < PER_CLASS[role]
 
@@ -89,6 +95,34 @@ class ClassEvents:
         self._count -= 1
         if not streams:
             del self._streams[subscription.class_id]
+
+    def end_streams_on_shutdown(self) -> None:
+        """uvicorn lets open answers finish before it stops, and a stream never finishes by
+        itself: on the signal that stops the server, every stream here ends (the browsers
+        connect again, to another server or to this one restarted). Called from the app's
+        startup, inside uvicorn's own handlers, which it chains to."""
+        if threading.current_thread() is not threading.main_thread():
+            return  # no signals here (a test's server in a thread)
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(number)
+
+            def handler(signum, frame, previous=previous) -> None:
+                loop.call_soon_threadsafe(self.end_all)
+                if callable(previous):
+                    previous(signum, frame)
+
+            signal.signal(number, handler)
+
+    def end_all(self) -> None:
+        """Every open stream here ends, and no new one starts."""
+        self._ending = True
+        for streams in self._streams.values():
+            for subscription in streams:
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    while subscription.queue.full():
+                        subscription.queue.get_nowait()
+                subscription.queue.put_nowait(Event(0, subscription.class_id, STOPPING, {}))
 
     async def close(self) -> None:
         if self._task is not None:

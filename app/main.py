@@ -80,6 +80,7 @@ def create_app(
             )
         await app.state.render_pool.start()
         await asyncio.to_thread(app.state.classes.sweep)  # classes past their time: deleted
+        app.state.class_events.end_streams_on_shutdown()
         yield
         await app.state.class_events.close()
         await app.state.render_pool.close()

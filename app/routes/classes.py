@@ -25,7 +25,7 @@ from fastapi.responses import (
     StreamingResponse,
 )
 
-from app.class_events import ClassEvents, Full
+from app.class_events import STOPPING, ClassEvents, Full
 from app.classes import (
     COOKIE,
     DEFAULT_RETENTION_DAYS,
@@ -415,6 +415,8 @@ class _EventStream(StreamingResponse):
             if event.kind == "ended":
                 yield _event("ended", {})
                 return
+            if event.kind == STOPPING:
+                return  # the browser connects again, to a server that is not stopping
             if event.kind in self._kinds:
                 yield _event(event.kind, event.data)
 

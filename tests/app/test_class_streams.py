@@ -108,6 +108,18 @@ def test_instructor_streams_are_bounded_per_class_and_freed_when_their_client_go
             assert stranger.get(f"/classes/{teach.split('/')[2]}/follow").status_code == 404
 
 
+def test_a_stopping_server_ends_its_streams_and_so_stops(tmp_path):
+    with httpx.Client(timeout=TIMEOUT) as client, contextlib.ExitStack() as opened:
+        with _server(tmp_path, "stopping") as url:  # stopped at the block's end: SIGTERM
+            teach, _ = _start(url)
+            stream = opened.enter_context(client.stream("GET", url + f"{teach}/events"))
+            events = _events(stream)
+            assert next(events) == ("", "connected")
+        # serving() waited for the server to exit: the open stream did not hold it up, and
+        # it ended cleanly, without saying the class ended (it goes on)
+        assert list(events) == []
+
+
 def test_an_answer_through_one_server_reaches_a_stream_on_another(tmp_path, postgres):
     database = postgres.new_database()
     with (
