@@ -1,5 +1,6 @@
 """A class in Chromium: the instructor's results update live as a student joins and answers
-(no reload: htmx's SSE extension), and the student's player follows the instructor's pace."""
+(no reload: htmx's SSE extension), and the student's player follows the instructor's pace and
+reveals."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ from playwright.sync_api import expect
 LESSON, QUESTION = "define-by-run", "nodes-before-line-4"  # a numeric check
 
 
-def test_the_instructor_sees_answers_live_and_the_student_follows_the_pace(
-    page, browser, server_url, shot
-):
+def test_the_instructor_sees_answers_live_and_the_student_follows(page, browser, server_url, shot):
     started = httpx.post(
         f"{server_url}/classes", data={"lesson": LESSON, "title": "Live"}, follow_redirects=True
     )
@@ -52,6 +51,12 @@ def test_the_instructor_sees_answers_live_and_the_student_follows_the_pace(
         expect(student.locator("grad-player [data-counter]")).to_have_text(
             re.compile(r"^Step 2 of")
         )
+
+        # the instructor shows everyone the answer: it appears on the student's page, and is
+        # not counted as the student's own reveal
+        question.locator("[data-class-reveal]").click()
+        expect(form.locator("[data-verdict]")).to_have_attribute("data-answered", "")
+        expect(form.locator(".answer")).to_contain_text("Answer: 0")
     finally:
         context.close()
     assert problems == []
