@@ -13,6 +13,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 
+from app.class_events import ClassEvents
+from app.classes import Classes
 from app.config import Settings
 from app.health import Health
 from app.lessons.library import Shelf
@@ -41,6 +43,14 @@ def get_health(request: Request) -> Health:
     return request.app.state.health
 
 
+def get_classes(request: Request) -> Classes:
+    return request.app.state.classes
+
+
+def get_class_events(request: Request) -> ClassEvents:
+    return request.app.state.class_events
+
+
 def get_templates(request: Request) -> Jinja2Templates:
     return request.app.state.templates
 
@@ -65,6 +75,8 @@ TracesDep = Annotated[Traces, Depends(get_traces)]
 LessonsDep = Annotated[Shelf, Depends(get_lessons)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 HealthDep = Annotated[Health, Depends(get_health)]
+ClassesDep = Annotated[Classes, Depends(get_classes)]
+ClassEventsDep = Annotated[ClassEvents, Depends(get_class_events)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 PageVersion = Annotated[str, Depends(get_page_version)]
 ExportVersion = Annotated[str, Depends(get_export_version)]

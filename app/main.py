@@ -23,6 +23,8 @@ import engine
 from app import execution, logs, sessions, templating
 from app.body_limit import BodyLimit
 from app.busy import Busy
+from app.class_events import ClassEvents
+from app.classes import Classes
 from app.client_address import client_address, client_scheme, limit_key
 from app.config import MIB, Settings
 from app.disconnect import CancelOnDisconnect
@@ -37,7 +39,7 @@ from app.page_cache import PageCache
 from app.render import RENDER_VERSION
 from app.render_pool import RenderPool
 from app.request_watch import NoteRoute, WatchRequests
-from app.routes import api, embed, exports, lessons, oembed, pages, watching
+from app.routes import api, classes, embed, exports, lessons, oembed, pages, watching
 from app.routes.busy import answer_busy
 from app.sandbox import Requester
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
@@ -77,7 +79,10 @@ def create_app(
                 "the sandbox is WEAK here (%s): keep this server to yourself", ", ".join(weak)
             )
         await app.state.render_pool.start()
+        await asyncio.to_thread(app.state.classes.sweep)  # classes past their time: deleted
+        app.state.class_events.end_streams_on_shutdown()
         yield
+        await app.state.class_events.close()
         await app.state.render_pool.close()
 
     # /docs and /redoc would load Swagger UI from a CDN, which offline pages and the CSP rule
@@ -92,6 +97,8 @@ def create_app(
     store.set_owner_key(secret.encode())
     app.state.store = TimedStore(store, metrics.store_seconds)
     app.state.sessions = sessions.Sessions(secret)
+    app.state.classes = Classes(store, secret)
+    app.state.class_events = ClassEvents(store.classes, store.url)
     standing = sessions.Standing(
         settings.limits.session_settle_seconds,
         settings.limits.earned_sessions_burst,
@@ -141,6 +148,7 @@ def create_app(
     app.include_router(exports.router)
     app.include_router(pages.router)
     app.include_router(lessons.router)
+    app.include_router(classes.router)
     app.include_router(api.router)
     app.include_router(embed.router)
     app.include_router(oembed.router)

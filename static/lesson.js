@@ -87,6 +87,8 @@ function start(page) {
       remember();
       holdAtCheckpoint();
     });
+    // paced mode ended: the predict checks hold playback again
+    page.addEventListener("class-released", holdAtCheckpoint);
     player.addEventListener("grad-blocked", () => {
       const form = pendingCheckpoint();
       if (form) ask(form, true);
@@ -101,6 +103,7 @@ function start(page) {
 
   function holdAtCheckpoint() {
     if (!player?.ready) return;
+    if ("paced" in page.dataset) return; // a class's instructor holds the pace (static/class.js)
     const form = pendingCheckpoint();
     const limit = form ? Number(form.dataset.checkpoint) - 2 : null;
     if (player.limit !== limit) player.setLimit(limit);

@@ -15,12 +15,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.classes import Target
 from app.dependencies import LessonsDep, RequesterDep, TracesDep
 from app.lessons import forms
 from app.lessons.grading import Answers, BadAnswer, Feedback, grade
 from app.lessons.overrides import overridden
 from app.lessons.source import LessonFile
 from app.render.page import player_json, steps_html
+from app.routes import classes
 from app.routes.busy import shown_as
 from app.routes.pages import render_page
 
@@ -40,7 +42,7 @@ def lessons(request: Request, shelf: LessonsDep):
 async def lesson(
     request: Request, slug: str, shelf: LessonsDep, traces: TracesDep, requester: RequesterDep
 ):
-    context = await _lesson_page(request, slug, shelf, traces, requester)
+    context = await lesson_page(request, slug, shelf, traces, requester)
     if isinstance(context, Response):
         return context
     return render_page(request, "lesson.html", context)
@@ -56,7 +58,7 @@ async def answer_lesson(
     requester: RequesterDep,
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    context = await _lesson_page(request, slug, shelf, traces, requester)
+    context = await lesson_page(request, slug, shelf, traces, requester)
     if isinstance(context, Response):
         return context
     if context["being_fixed"]:  # its checks are not asked, so not graded either: they
@@ -77,7 +79,7 @@ def lesson_key(request: Request, slug: str, shelf: LessonsDep, answers: bool = T
 
 @router.get("/t/{ident}/quiz", response_class=HTMLResponse)
 async def trace_quiz(request: Request, ident: str, traces: TracesDep, requester: RequesterDep):
-    context = await _quiz_page(request, ident, traces, requester)
+    context = await quiz_page(request, ident, traces, requester)
     if isinstance(context, Response):
         return context
     return render_page(request, "quiz.html", context)
@@ -92,7 +94,7 @@ async def answer_trace_quiz(
     requester: RequesterDep,
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    context = await _quiz_page(request, ident, traces, requester)
+    context = await quiz_page(request, ident, traces, requester)
     if isinstance(context, Response):
         return context
     return await _answer(request, context, qid, "quiz.html", bool(hx_request))
@@ -101,20 +103,26 @@ async def answer_trace_quiz(
 # ***** building the pages *****
 
 
-async def _lesson_page(request: Request, slug: str, shelf, traces, requester) -> dict | Response:
-    """A lesson's page context, or the answer instead of it (no such lesson)."""
+async def lesson_page(request: Request, slug: str, shelf, traces, requester) -> dict | Response:
+    """A lesson's page context, or the answer instead of it (no such lesson). It says which
+    class, if any, the learner's answers here are recorded for (app/routes/classes.py)."""
     library = shelf.library()
     found = library.get(slug)
     if found is None:
         return _missing_lesson(request, slug)
-    return await _lesson_context(found, library, traces, requester)
+    context = await _lesson_context(found, library, traces, requester)
+    context["class_target"] = target = Target("lesson", found.slug)
+    context["membership"] = await classes.membership_for(request, target)
+    return context
 
 
-async def _quiz_page(request: Request, ident: str, traces, requester) -> dict | Response:
+async def quiz_page(request: Request, ident: str, traces, requester) -> dict | Response:
     """A trace's quiz page context, or the answer instead of it (no such trace)."""
     context = await _trace_quiz_context(ident, traces, requester)
     if context is None:
         return render_page(request, "missing.html", {"ident": ident}, 404)
+    context["class_target"] = target = Target("trace", ident)
+    context["membership"] = await classes.membership_for(request, target)
     return context
 
 
@@ -187,6 +195,8 @@ async def _answer(request: Request, context: dict, qid: str, page: str, fragment
         feedback = grade(asked.question, answers, asked.picks)
     except BadAnswer as bad:
         feedback, status = Feedback(False, (), problem=str(bad)), 422
+    if status == 200 and context.get("membership") is not None:
+        await classes.record(request, context["membership"], asked, answers, feedback)
     graded = forms.Asked(asked.question, asked.options, asked.picks, None, feedback, attempt)
     if fragment:
         return render_page(request, "_feedback.html", {**context, "asked": graded}, status)

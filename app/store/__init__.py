@@ -40,9 +40,10 @@ from pathlib import Path
 import engine
 from app import trace_cut
 from app.sandbox import statuses
+from app.store.classes import ClassStore
 from app.store.sqlite import COMPRESSION, SQLiteDatabase
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 ID_LENGTH = 16  # base32 characters: 80 bits, past guessing and plenty for content addressing
 SWEEP_EVERY = 3600.0  # seconds between sweeps for unseen traces, done by the next write
 # Viewers counted per trace: eviction compares small counts (a flood's none or one against a
@@ -129,6 +130,8 @@ class Store:
             self._db = SQLiteDatabase(location)
         self.path = self._db.path  # the SQLite file, None for PostgreSQL
         self.shared = self._db.shared
+        self.url = None if self.path else str(location)  # PostgreSQL's, for its listener
+        self.classes = ClassStore(self._db)  # classes' rows (app/classes.py), on this database
         self.limits = limits or StoreLimits()
         self.set_owner_key(owner_key)
         self._next_sweep = 0.0

@@ -65,6 +65,46 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX earned_sessions_by_age ON earned_sessions (earned)",
         "CREATE INDEX session_budgets_by_age ON session_budgets (as_of)",
     ],
+    # classes (app/store/classes.py)
+    6: [
+        """CREATE TABLE classes (
+            id TEXT PRIMARY KEY,
+            key_hash TEXT NOT NULL,
+            code TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            lesson TEXT,
+            trace TEXT,
+            created DOUBLE PRECISION NOT NULL,
+            expires DOUBLE PRECISION NOT NULL,
+            paced_step INTEGER,
+            members INTEGER NOT NULL DEFAULT 0,
+            session TEXT,
+            address TEXT
+        )""",
+        "CREATE INDEX classes_by_expiry ON classes (expires)",
+        "CREATE INDEX classes_by_session ON classes (session, created)",
+        "CREATE INDEX classes_by_address ON classes (address, created)",
+        "CREATE TABLE class_members (class_id TEXT NOT NULL, member INTEGER NOT NULL,"
+        " name TEXT NOT NULL, joined DOUBLE PRECISION NOT NULL, PRIMARY KEY (class_id, member))",
+        """CREATE TABLE class_answers (
+            class_id TEXT NOT NULL,
+            member INTEGER NOT NULL,
+            question TEXT NOT NULL,
+            first_answer TEXT,
+            first_correct INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            hints INTEGER NOT NULL DEFAULT 0,
+            revealed INTEGER NOT NULL DEFAULT 0,
+            last_answer TEXT,
+            correct INTEGER NOT NULL DEFAULT 0,
+            answered_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (class_id, member, question)
+        )""",
+        "CREATE TABLE class_events (seq BIGSERIAL PRIMARY KEY, class_id TEXT NOT NULL,"
+        " kind TEXT NOT NULL, data TEXT NOT NULL, created DOUBLE PRECISION NOT NULL)",
+        "CREATE INDEX class_events_by_age ON class_events (created)",
+        "CREATE INDEX class_events_by_class ON class_events (class_id)",
+    ],
 }
 
 

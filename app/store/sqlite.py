@@ -59,7 +59,56 @@ CREATE TABLE IF NOT EXISTS session_budgets (
     as_of REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS earned_sessions_by_age ON earned_sessions (earned);
-CREATE INDEX IF NOT EXISTS session_budgets_by_age ON session_budgets (as_of)
+CREATE INDEX IF NOT EXISTS session_budgets_by_age ON session_budgets (as_of);
+-- classes (app/store/classes.py): their members, one row per member and question answered,
+-- and the recent events every server's streams follow
+CREATE TABLE IF NOT EXISTS classes (
+    id TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL,        -- the instructor link's secret, hashed: never kept as is
+    code TEXT NOT NULL UNIQUE,     -- the join code
+    title TEXT NOT NULL,
+    lesson TEXT,                   -- its target: a lesson's slug, or a trace's id
+    trace TEXT,
+    created REAL NOT NULL,
+    expires REAL NOT NULL,
+    paced_step INTEGER,            -- the step students are held at, or NULL
+    members INTEGER NOT NULL DEFAULT 0,
+    session TEXT,                  -- keyed hashes of who started it: the starts' limit
+    address TEXT
+);
+CREATE INDEX IF NOT EXISTS classes_by_expiry ON classes (expires);
+CREATE INDEX IF NOT EXISTS classes_by_session ON classes (session, created);
+CREATE INDEX IF NOT EXISTS classes_by_address ON classes (address, created);
+CREATE TABLE IF NOT EXISTS class_members (
+    class_id TEXT NOT NULL,
+    member INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    joined REAL NOT NULL,
+    PRIMARY KEY (class_id, member)
+);
+CREATE TABLE IF NOT EXISTS class_answers (
+    class_id TEXT NOT NULL,
+    member INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    first_answer TEXT,
+    first_correct INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    hints INTEGER NOT NULL DEFAULT 0,
+    revealed INTEGER NOT NULL DEFAULT 0,
+    last_answer TEXT,
+    correct INTEGER NOT NULL DEFAULT 0,
+    answered_at REAL NOT NULL,
+    PRIMARY KEY (class_id, member, question)
+);
+CREATE TABLE IF NOT EXISTS class_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    class_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS class_events_by_age ON class_events (created);
+CREATE INDEX IF NOT EXISTS class_events_by_class ON class_events (class_id)
 """
 
 
@@ -128,7 +177,8 @@ def _private_file(path: Path) -> None:
 def _migrate(db: sqlite3.Connection) -> None:
     """Bring an older database up to SCHEMA_VERSION: version 1 kept plain JSON text, version 2
     counted every read as a view, before version 4 a trace's id was its hash, and before
-    version 5 the total, the shared secret and the sessions' standing were kept in memory."""
+    version 5 the total, the shared secret and the sessions' standing were kept in memory;
+    version 6 added classes (their tables are new: nothing to carry over)."""
     from app.store import SCHEMA_VERSION
 
     version = db.execute("PRAGMA user_version").fetchone()[0]

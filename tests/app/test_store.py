@@ -468,8 +468,8 @@ def test_postgres_records_its_migrations_and_applies_each_once(postgres):
     import psycopg
 
     with psycopg.connect(url) as db:
-        versions = db.execute("SELECT version FROM schema_migrations").fetchall()
-    assert versions == [(SCHEMA_VERSION,)]
+        versions = db.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
+    assert versions == [(n,) for n in range(5, SCHEMA_VERSION + 1)]  # this backend began at 5
 
 
 def test_servers_sharing_a_store_share_its_total_and_evict_from_it(backend):
