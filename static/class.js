@@ -4,7 +4,8 @@
 // On the instructor's page (`[data-class-teach]`) the results panel redraws itself through
 // htmx's SSE extension; this script adds paced mode: the step field follows the instructor's
 // player, and with "Students' players follow mine" checked every step the player shows is
-// sent as the class's pace. On a student's page (`article[data-class-follow]`) it listens to
+// sent as the class's pace, and the player holds just before each predict check until the
+// instructor shows everyone its answer (so the class answers before the step plays). On a student's page (`article[data-class-follow]`) it listens to
 // the class's events: `pace` {step: N} holds the player at step N (1-based; null releases it
 // to the lesson's own predict checks), and `reveal` {question} shows that question's answer.
 
@@ -16,6 +17,40 @@ async function readyPlayer(root) {
   if (!player) return null;
   await customElements.whenDefined("grad-player");
   return player.ready ? player : null;
+}
+
+// (defined before the code below, which awaits the player: a module's later lines run after)
+// The questions whose answer this class was shown, kept for the tab (a reload keeps them).
+class Revealed {
+  constructor(base) {
+    this.key = `gradtrace:class-revealed:${base}`;
+    try {
+      this.ids = new Set(JSON.parse(sessionStorage.getItem(this.key) || "[]"));
+    } catch {
+      this.ids = new Set(); // storage refused or garbled: every check holds again
+    }
+  }
+  has(id) {
+    return this.ids.has(id);
+  }
+  add(id) {
+    this.ids.add(id);
+    try {
+      sessionStorage.setItem(this.key, JSON.stringify([...this.ids]));
+    } catch {
+      // refused: this tab still remembers
+    }
+  }
+}
+
+function holdNote(player) {
+  const note = document.createElement("p");
+  note.className = "checkpoint-note";
+  note.setAttribute("role", "status");
+  note.dataset.classHold = "";
+  note.hidden = true;
+  player.querySelector("[data-narration]")?.after(note);
+  return note;
 }
 
 // ***** the instructor *****
@@ -34,15 +69,48 @@ if (teach) {
     });
   if (player && form) {
     const current = () => player.step + 1;
+    const revealed = new Revealed(base);
+    const note = holdNote(player);
+    // the earliest predict check whose answer the class has not been shown: the player holds
+    // on the step before it while paced (the results panel, redrawn by htmx, lists the checks)
+    const heldAt = () =>
+      [...teach.querySelectorAll("[data-class-question][data-checkpoint]")]
+        .map((q) => ({ id: q.dataset.classQuestion, checkpoint: Number(q.dataset.checkpoint) }))
+        .filter((q) => !revealed.has(q.id))
+        .sort((a, b) => a.checkpoint - b.checkpoint)[0];
+    const hold = () => {
+      const check = followMe.checked ? heldAt() : undefined;
+      const limit = check ? check.checkpoint - 2 : null;
+      if (player.limit !== limit) player.setLimit(limit);
+      note.hidden = !(check && player.step === limit);
+      note.textContent = check
+        ? `Holding before step ${check.checkpoint}: the class is predicting it. ` +
+          "Show everyone the answer to go on."
+        : "";
+    };
     if (!field.value) field.value = String(current());
     player.addEventListener("grad-step", () => {
       if (document.activeElement !== field) field.value = String(current());
       if (followMe.checked) send(current());
+      hold();
     });
-    followMe.addEventListener("change", () => send(followMe.checked ? current() : null));
+    player.addEventListener("grad-blocked", hold);
+    followMe.addEventListener("change", () => {
+      send(followMe.checked ? current() : null);
+      hold();
+    });
     form.querySelector("[data-pace-release]")?.addEventListener("click", () => {
       followMe.checked = false;
+      hold();
     });
+    // a reveal lifts its check's hold (the panel is redrawn, so the buttons are found by event)
+    teach.addEventListener("submit", (event) => {
+      const question = event.target.querySelector?.("input[name=question]")?.value;
+      if (!event.target.matches("[data-class-reveal-form]") || !question) return;
+      revealed.add(question);
+      hold();
+    });
+    hold();
   }
 }
 
