@@ -9,6 +9,7 @@ the store) and answers the player; `/t/{id}` shows a stored trace, `#step=N` ope
 from __future__ import annotations
 
 import re
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Header, Request, UploadFile
@@ -79,10 +80,17 @@ async def live(
         status, problem = refused
         return render_page(request, page, {"code": "", "problem": problem}, status)
     show_busy_on(request, page, code=code)
+    started = time.perf_counter()
     ident, trace = await traces.run_live(code, requester)
+    ran = time.perf_counter()
     context = await traces.page(ident, requester, trace=trace)
-    # each edit is a different snippet: nothing here is worth a cache's room
+    drawn = time.perf_counter()
+    # each edit is a different snippet: nothing here is worth a cache's room; where the time
+    # went is said for bench/live.py (the browser's Resource Timing reads Server-Timing)
     headers = {"Cache-Control": "no-store", "X-Trace-Id": ident}
+    headers["Server-Timing"] = (
+        f"run;dur={(ran - started) * 1000:.1f}, draw;dur={(drawn - ran) * 1000:.1f}"
+    )
     headers["X-Trace-Stored"] = "1" if trace is None else "0"
     unreadable = _unreadable(context["trace"] or {})
     if unreadable is not None:
