@@ -114,6 +114,24 @@ def test_an_edit_updates_the_same_step_in_place_and_is_kept_only_when_shared(pag
     assert stored(server_url, shown_ident(page))
     assert page.evaluate("window.sameDocument === true")
 
+    # and so does leaving the page on a run
+    editor(page).click()
+    change_b(page, "6.0")
+    expect(c_value).to_contain_text("18")
+    left = shown_ident(page)
+    assert not stored(server_url, left)
+    page.goto(server_url + "/lessons")
+    assert eventually(lambda: stored(server_url, left), page)  # the beacon, sent as it left
+
+
+def eventually(check, page, tries: int = 100) -> bool:
+    """Whether `check()` comes true within a few seconds (a hang guard, not a speed check)."""
+    for _ in range(tries):
+        if check():
+            return True
+        page.wait_for_timeout(100)
+    return False
+
 
 def test_steady_typing_sends_one_run_at_the_pause_and_quiz_me_keeps_it(page, server_url):
     page.goto(server_url + "/?example=two-paths")
