@@ -160,7 +160,7 @@ class LiveEditing {
     page.innerHTML = html;
     const player = page.content.querySelector("grad-player");
     const problem = page.content.querySelector("[data-problem]");
-    if (!answer.ok || !player) {
+    if (!answer.ok) {
       // nothing new to show: the last picture stays, and the status (and editor) say why
       const spot = problem?.dataset.line ? Number(problem.dataset.line) : null;
       const said = problem
@@ -172,9 +172,9 @@ class LiveEditing {
     }
     const ident = answer.headers.get("X-Trace-Id");
     const before = this.result.querySelector("grad-player");
-    const steps = playerSteps(player);
+    const steps = playerSteps(player); // none for a run told in words only (too big to draw)
     const step = before?.ready ? matchStep(before.steps, before.step, steps) : 0;
-    if (before?.ready) player.dataset.view = before.view;
+    if (before?.ready && player) player.dataset.view = before.view;
     // the new player opens at the address's step when it connects
     history.replaceState(history.state, "", `/t/${ident}#step=${step + 1}`);
     document.title = `Trace ${ident} · gradtrace`;

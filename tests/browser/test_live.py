@@ -152,6 +152,25 @@ def test_steady_typing_sends_one_run_at_the_pause_and_quiz_me_keeps_it(page, ser
     live = shown_ident(page)
     assert not stored(server_url, live)
 
+    # a step is found again by line and operation: in a loop, the same pass's; a step whose
+    # line is gone, the nearest line's
+    steps = [
+        {"kind": "op", "span": [3, 0, 3, 5], "text": "MulBackward0"},
+        {"kind": "op", "span": [4, 0, 4, 5], "text": "AddBackward0"},
+        {"kind": "op", "span": [3, 0, 3, 5], "text": "MulBackward0"},
+        {"kind": "op", "span": [4, 0, 4, 5], "text": "AddBackward0"},
+    ]
+    fewer = [steps[0], {"kind": "op", "span": [5, 0, 5, 5], "text": "SubBackward0"}, steps[0]]
+    found = page.evaluate(
+        """async ([steps, fewer]) => {
+            const { matchStep } = await import("/static/live.js");
+            const cases = [[steps, 2], [steps, 3], [fewer, 3]];
+            return cases.map(([after, i]) => matchStep(steps, i, after));
+        }""",
+        [steps, fewer],
+    )
+    assert found == [2, 3, 2]  # line 4's nearest: lines 3 and 5, and of those the closest step
+
     page.get_by_role("link", name="Quiz me").click()
     expect(page).to_have_url(re.compile(rf"/t/{live}/quiz$"))
     expect(page.get_by_role("heading", name="Quiz me on this trace")).to_be_visible()
