@@ -71,7 +71,8 @@ async (code) => {
 # Run, pressed with the same kind of new code: click to the new player painted.
 RUN_ROUND_TRIP = """
 async (code) => {
-  const painted = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  const painted = () =>
+    new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   const form = document.querySelector("[data-run-form]");
   const swapped = new Promise((resolve) =>
     document.addEventListener("htmx:afterSettle", resolve, { once: true }));
@@ -93,14 +94,16 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, GRADTRACE_STORE_PATH=str(Path(tmp) / "traces.db"))
-        with serving(uvicorn_command(port), port, env=env) as (_, url):
-            with sync_playwright() as playwright:
-                browser = chromium.launch(playwright, UNTHROTTLED)
-                try:
-                    for name, (slug, number, target) in CASES.items():
-                        rows.append((name, target, _bench(browser, url, slug, number, args.edits)))
-                finally:
-                    browser.close()
+        with (
+            serving(uvicorn_command(port), port, env=env) as (_, url),
+            sync_playwright() as playwright,
+        ):
+            browser = chromium.launch(playwright, UNTHROTTLED)
+            try:
+                for name, (slug, number, target) in CASES.items():
+                    rows.append((name, target, _bench(browser, url, slug, number, args.edits)))
+            finally:
+                browser.close()
     _report(rows, args.edits)
 
 
