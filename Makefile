@@ -97,6 +97,7 @@ bench: install browser
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/server.py
 	$(BIN)/python bench/player.py
+	$(BIN)/python bench/live.py
 	$(BIN)/python bench/export.py
 
 # Re-record golden files from real PyTorch (needs torch 2.13.0; not needed by the tests).

@@ -25,6 +25,7 @@ from app.config import MIB, Settings
 from app.export.options import ExportRequest
 from app.metrics import Metrics
 from app.page_cache import PageCache
+from app.recent_snippets import RecentSnippets
 from app.render.page import shown_trace
 from app.render_pool import RawJSON, RenderPool, TooLargeToDraw
 from app.sandbox import Requester, statuses
@@ -94,6 +95,8 @@ class Traces:
         # names, so a revalidated page is answered 304 without reading anything
         self._digests: OrderedDict[str, str] = OrderedDict()
         self._visits: OrderedDict[tuple, float] = OrderedDict()  # (trace, visitor): when written
+        # live runs' code, by the id they would be stored under (see run_live)
+        self.recent = RecentSnippets()
         limits = settings.limits
         self.window = limits.quota_window_seconds
         self.per_session = Quota(limits.session_quota_traces, limits.session_quota_mib * MIB)
@@ -127,6 +130,42 @@ class Traces:
         if trace["outcome"]["status"] in TRANSIENT:
             return self.store.public_id(code), trace  # an id nothing answers at, yet
         return await asyncio.to_thread(self.store.put, code, trace, owner=owner, pinned=site)
+
+    async def run_live(self, code: str, requester: Requester) -> tuple[str, dict | None]:
+        """A live run (the editor, as the learner types): as `find_or_run`, through the same
+        sandbox admission (the requester's fair share of runs), but never stored and never
+        charged to the storage quota: most of these are half-typed steps towards the snippet
+        the learner keeps. The id is the one the trace will have once stored (`keep_live`), and
+        the code is remembered under it for a while, so its page can still be made (`kept`)."""
+        found = await asyncio.to_thread(self.store.find, code)
+        if found is not None:
+            return found, None
+        execution.run_timing.set((None, None))
+        trace = await execution.run_snippet_async(code, requester)
+        self.metrics.ran(trace["outcome"]["status"], *execution.run_timing.get())
+        ident = self.store.public_id(code)
+        if trace["outcome"]["status"] not in TRANSIENT:  # as find_or_run: tried again next time
+            self.recent.remember(ident, code)
+        return ident, trace
+
+    async def keep_live(self, code: str, requester: Requester) -> tuple[str, bool]:
+        """Store a live run's snippet, as Run would (the quota applies: OverQuota): when the
+        learner shares it, quizzes on it or leaves its page. Its id, and whether it is stored
+        (a run whose ending was the server's fault is not)."""
+        ident, _ = await self.find_or_run(code, requester)
+        stored = await asyncio.to_thread(self.store.has, ident)
+        if stored:
+            self.recent.forget(ident)
+        return ident, stored
+
+    async def kept(self, ident: str, requester: Requester) -> bool:
+        """Whether a recent live run's page may be shown after all: its snippet, remembered
+        under `ident`, now stored (`keep_live`). False when `ident` is no recent live run."""
+        code = self.recent.code_of(ident) if _TRACE_ID.fullmatch(ident) else None
+        if code is None:
+            return False
+        _, stored = await self.keep_live(code, requester)
+        return stored
 
     def _check_quota(self, owner: Owner) -> None:
         session, address = self.store.usage(owner, time.time() - self.window)

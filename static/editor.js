@@ -30,6 +30,11 @@ function theme(cm) {
     ".cm-scroller": { fontFamily: "inherit", minHeight: "12rem", maxHeight: "min(60vh, 32rem)" },
     ".cm-content": { caretColor: "var(--ink)" },
     ".cm-cursor": { borderLeftColor: "var(--ink)" },
+    ".cm-problem-line": { background: "var(--problem-paper)", boxShadow: "inset 3px 0 var(--warn)" },
+    ".cm-problem-note": {
+      color: "var(--warn)", background: "var(--problem-paper)", font: "13px/1.4 system-ui, sans-serif",
+      padding: ".1rem .5rem .2rem 1rem", whiteSpace: "pre-wrap",
+    },
     ".cm-gutters": { background: "var(--code-paper)", color: "var(--muted)", borderRight: "1px solid var(--line)" },
     "&.cm-focused .cm-selectionBackground, ::selection": { background: "var(--selection)" },
   });
@@ -51,6 +56,54 @@ function typeOverSelection(event, view) {
   return true;
 }
 
+/** A run's problem marked at its line: the line decoration and a short note under it, set by a
+ * `grad-mark-problem` event ({line, text}, 1-based line; null clears), which static/live.js
+ * sends after each live run. Kept as the snippet is edited (mapped through the changes) until
+ * the next run says otherwise. The note is aria-hidden: the live status region says it. */
+function problemMarks(cm) {
+  const mark = cm.StateEffect.define();
+  class Note extends cm.WidgetType {
+    constructor(text) {
+      super();
+      this.text = text;
+    }
+    eq(other) {
+      return other.text === this.text;
+    }
+    toDOM() {
+      const note = document.createElement("div");
+      note.className = "cm-problem-note";
+      note.setAttribute("aria-hidden", "true");
+      note.textContent = this.text;
+      return note;
+    }
+  }
+  const marked = (state, { line, text }) => {
+    const at = state.doc.line(Math.max(1, Math.min(line, state.doc.lines)));
+    return cm.Decoration.set([
+      cm.Decoration.line({ class: "cm-problem-line" }).range(at.from),
+      cm.Decoration.widget({ widget: new Note(text), block: true, side: 1 }).range(at.to),
+    ]);
+  };
+  const field = cm.StateField.define({
+    create: () => cm.Decoration.none,
+    update(marks, transaction) {
+      for (const effect of transaction.effects) {
+        if (effect.is(mark)) return effect.value ? marked(transaction.state, effect.value) : cm.Decoration.none;
+      }
+      // an edit that joins the marked line to another leaves no line to mark: the next run says
+      const mapped = marks.map(transaction.changes);
+      let joined = false;
+      mapped.between(0, transaction.state.doc.length, (from) => {
+        if (transaction.state.doc.lineAt(from).from !== from) joined = true;
+      });
+      return joined ? cm.Decoration.none : mapped;
+    },
+    provide: (f) => cm.EditorView.decorations.from(f),
+  });
+  return { field, mark };
+}
+
 async function mount(form, textarea, keys) {
   const cm = await import(CODEMIRROR);
   const label = form.querySelector(`label[for="${textarea.id}"]`);
@@ -59,6 +112,7 @@ async function mount(form, textarea, keys) {
   // A shadow root, because there CodeMirror's styles go into a constructed stylesheet; in the
   // document it would add <style> elements, which the page's CSP (style-src 'self') refuses.
   const root = host.attachShadow({ mode: "open" });
+  const problems = problemMarks(cm);
   const view = new cm.EditorView({
     root,
     parent: root,
@@ -84,8 +138,12 @@ async function mount(form, textarea, keys) {
         }),
         cm.EditorView.domEventHandlers({ beforeinput: typeOverSelection }),
         cm.EditorView.updateListener.of((update) => {
-          if (update.docChanged) textarea.value = update.state.doc.toString();
+          if (!update.docChanged) return;
+          textarea.value = update.state.doc.toString();
+          // what the plain textarea would say as it is typed in: static/live.js listens
+          textarea.dispatchEvent(new Event("input", { bubbles: true }));
         }),
+        problems.field,
         theme(cm),
       ],
     }),
@@ -110,6 +168,9 @@ async function mount(form, textarea, keys) {
     view.focus();
   };
   form.closest("details").addEventListener("grad-problem-at", (event) => goTo(event.detail));
+  form.closest("details").addEventListener("grad-mark-problem", (event) => {
+    view.dispatch({ effects: problems.mark.of(event.detail) });
+  });
   const pending = problemSpot();
   if (pending) goTo(pending);
 }

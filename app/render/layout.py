@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from app.render.graph import Edge, Element, Graph
@@ -173,9 +174,31 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
             **{"class": " ".join(edge.classes)},
             **attrs,
         )
+    return _rewrite(_laid_out(agraph), graph, texts, routed)
+
+
+# Graphviz's SVGs of the graphs laid out lately in this process, by the dot text it was given.
+# A live edit that changes only numbers (a learning rate, a starting value) gives the same text,
+# as every digit is measured as 0 (`_measure`): its layout, most of a big page's drawing, is
+# taken from here. Only what Graphviz drew is kept; our texts are written over it each time.
+_LAYOUTS: OrderedDict[str, bytes] = OrderedDict()
+LAYOUT_BYTES = 24 * 1024 * 1024  # in each render worker: a few large pages' layouts
+
+
+def _laid_out(agraph) -> bytes:
+    source = agraph.string()
+    raw = _LAYOUTS.get(source)
+    if raw is not None:
+        _LAYOUTS.move_to_end(source)
+        return raw
     agraph.layout(prog="dot")
     raw = agraph.draw(format="svg")
-    return _rewrite(raw, graph, texts, routed)
+    cost = len(raw) + len(source)
+    if cost <= LAYOUT_BYTES // 4:
+        _LAYOUTS[source] = raw
+        while sum(len(k) + len(v) for k, v in _LAYOUTS.items()) > LAYOUT_BYTES:
+            _LAYOUTS.popitem(last=False)
+    return raw
 
 
 def _check_ids(graph: Graph) -> None:
@@ -230,11 +253,13 @@ def _measure(text: str) -> str:
     with `<`, so neither is left; control characters (a NUL would end the C string) become
     spaces. Record fields (`{ | }`) mean something only in record shapes, which we never use."""
     text = text.replace("\\", "/").replace("<", "‹").replace(">", "›").translate(_CONTROLS)
+    text = text.translate(_DIGITS)  # all as wide in Graphviz's fonts: one layout for any values
     text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot go to C
     return text.strip() or " "
 
 
 _CONTROLS = {code: " " for code in (*range(0x20), 0x7F)}
+_DIGITS = str.maketrans("123456789", "000000000")
 
 
 def _measured_line(slot: str, text: str) -> str:

@@ -2,15 +2,18 @@
 
 `/` is the editor with an example loaded; `POST /run` runs the snippet (through the sandbox and
 the store) and answers the player; `/t/{id}` shows a stored trace, `#step=N` opening at step N.
+`POST /live` runs as the learner types and stores nothing; `POST /live/keep` stores what it ran
+(docs/live.md).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Header, Request, UploadFile
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from app import sharing
 from app.busy import show_busy_on
@@ -41,19 +44,11 @@ async def run(
     hx_request: Annotated[str | None, Header()] = None,
 ):
     page = "_result.html" if hx_request else "index.html"
-    if not isinstance(code, str):  # a multipart post may send a file in its place
-        problem = "The snippet is sent as text, not as a file."
-        return render_page(request, page, {"code": "", "problem": problem}, 422)
-    limit = settings.sandbox.max_source_bytes
-    try:
-        code.encode("utf-8")
-    except UnicodeEncodeError:
-        return render_page(
-            request, page, {"code": "", "problem": "The snippet is not valid text."}, 400
-        )
-    if len(code.encode("utf-8")) > limit:
-        problem = f"The snippet is longer than {limit:,} bytes."
-        return render_page(request, page, {"code": code, "problem": problem}, 413)
+    refused = _refused(code, settings.sandbox.max_source_bytes)
+    if refused is not None:
+        status, problem = refused
+        kept = code if status == 413 else ""
+        return render_page(request, page, {"code": kept, "problem": problem}, status)
     # refused for want of room: the form again, saying why nothing ran, and when to try again
     show_busy_on(request, page, code=code)
     ident, trace = await traces.find_or_run(code, requester)
@@ -66,6 +61,74 @@ async def run(
         return render_page(request, page, context, 422)
     headers = {"HX-Push-Url": f"/t/{ident}"} if hx_request else None
     return render_page(request, page, context, headers=headers)
+
+
+@router.post("/live", response_class=HTMLResponse)
+async def live(
+    request: Request,
+    settings: SettingsDep,
+    traces: TracesDep,
+    requester: RequesterDep,
+    code: Annotated[str | UploadFile, Form()] = "",
+):
+    """A live run, as the learner types (static/live.js): the result partial, as `/run`
+    answers it, for a run that is not stored (Traces.run_live). `X-Trace-Id` is the id it
+    will have once kept (`/live/keep`), `X-Trace-Stored` whether it already is."""
+    page = "_result.html"
+    refused = _refused(code, settings.sandbox.max_source_bytes)
+    if refused is not None:
+        status, problem = refused
+        return render_page(request, page, {"code": "", "problem": problem}, status)
+    show_busy_on(request, page, code=code)
+    started = time.perf_counter()
+    ident, trace = await traces.run_live(code, requester)
+    ran = time.perf_counter()
+    context = await traces.page(ident, requester, trace=trace)
+    drawn = time.perf_counter()
+    # each edit is a different snippet: nothing here is worth a cache's room; where the time
+    # went is said for bench/live.py (the browser's Resource Timing reads Server-Timing)
+    headers = {"Cache-Control": "no-store", "X-Trace-Id": ident}
+    headers["Server-Timing"] = (
+        f"run;dur={(ran - started) * 1000:.1f}, draw;dur={(drawn - ran) * 1000:.1f}"
+    )
+    headers["X-Trace-Stored"] = "1" if trace is None else "0"
+    unreadable = _unreadable(context["trace"] or {})
+    if unreadable is not None:
+        span = context["trace"]["outcome"]["span"]
+        context = {"code": code, "problem": unreadable, "problem_span": span}
+        return render_page(request, page, context, 422, headers=headers)
+    return render_page(request, page, context, headers=headers)
+
+
+@router.post("/live/keep")
+async def keep_live(
+    settings: SettingsDep,
+    traces: TracesDep,
+    requester: RequesterDep,
+    code: Annotated[str | UploadFile, Form()] = "",
+) -> JSONResponse:
+    """Store the snippet of the live run shown, as Run would (its quota applies): before the
+    learner shares it or quizzes on it, and when they leave its page (a beacon)."""
+    refused = _refused(code, settings.sandbox.max_source_bytes)
+    if refused is not None:
+        status, problem = refused
+        return JSONResponse({"detail": problem}, status_code=status)
+    ident, stored = await traces.keep_live(code, requester)
+    answer = {"id": ident, "url": f"/t/{ident}", "stored": stored}
+    return JSONResponse(answer, status_code=200 if stored else 503)
+
+
+def _refused(code: str | UploadFile, limit: int) -> tuple[int, str] | None:
+    """Why a posted snippet cannot be run at all (its status and the words for it), or None."""
+    if not isinstance(code, str):  # a multipart post may send a file in its place
+        return 422, "The snippet is sent as text, not as a file."
+    try:
+        size = len(code.encode("utf-8"))
+    except UnicodeEncodeError:
+        return 400, "The snippet is not valid text."
+    if size > limit:
+        return 413, f"The snippet is longer than {limit:,} bytes."
+    return None
 
 
 def _unreadable(shown: dict) -> str | None:
@@ -95,9 +158,13 @@ async def show(
     """A stored trace; `?expand=g1,m2` draws stack g1 of a big graph member by member and opens
     module m2's boxes (openings the trace does not have are dropped).
     Revalidated on every use, against a tag naming all it is drawn from."""
-    if await traces.visit(ident, requester) is None:
-        return render_page(request, "missing.html", {"ident": ident}, 404)
     page = "_result.html" if hx_request else "index.html"
+    if await traces.visit(ident, requester) is None:
+        # the address of a live run never kept (a reload, a link from the address bar): stored
+        # now, as Run would store it, if its snippet is still remembered
+        show_busy_on(request, page, code="")
+        if not await traces.kept(ident, requester) or not await traces.visit(ident, requester):
+            return render_page(request, "missing.html", {"ident": ident}, 404)
     if await traces.outdated(ident):
         code = await traces.code_of(ident)
         if code is None:
