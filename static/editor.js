@@ -30,6 +30,8 @@ function theme(cm) {
     ".cm-scroller": { fontFamily: "inherit", minHeight: "12rem", maxHeight: "min(60vh, 32rem)" },
     ".cm-content": { caretColor: "var(--ink)" },
     ".cm-cursor": { borderLeftColor: "var(--ink)" },
+    ".cm-step-line": { background: "var(--step-paper)" },
+    ".cm-step-mark": { background: "var(--mark)", outline: "1px solid #c9a227", outlineOffset: "1px" },
     ".cm-problem-line": { background: "var(--problem-paper)", boxShadow: "inset 3px 0 var(--warn)" },
     ".cm-problem-note": {
       color: "var(--warn)", background: "var(--problem-paper)", font: "13px/1.4 system-ui, sans-serif",
@@ -91,6 +93,7 @@ function problemMarks(cm) {
       for (const effect of transaction.effects) {
         if (effect.is(mark)) return effect.value ? marked(transaction.state, effect.value) : cm.Decoration.none;
       }
+      if (!transaction.docChanged) return marks; // another field's effect (the step's mark)
       // an edit that joins the marked line to another leaves no line to mark: the next run says
       const mapped = marks.map(transaction.changes);
       let joined = false;
@@ -98,6 +101,38 @@ function problemMarks(cm) {
         if (transaction.state.doc.lineAt(from).from !== from) joined = true;
       });
       return joined ? cm.Decoration.none : mapped;
+    },
+    provide: (f) => cm.EditorView.decorations.from(f),
+  });
+  return { field, mark };
+}
+
+/** The player's step marked in the snippet, as the player's own code listing marks it: its
+ * lines tinted and its span outlined, set by a `grad-mark-step` event ({span}: [line, column,
+ * end line, end column], 1-based lines; null clears), which static/live.js sends for each step
+ * shown while the editor is open beside the player. Edits move it with the text. */
+function stepMarks(cm) {
+  const mark = cm.StateEffect.define();
+  const marked = (state, [line, column, endLine, endColumn]) => {
+    const clamp = (n) => Math.max(1, Math.min(n, state.doc.lines));
+    const first = state.doc.line(clamp(line));
+    const last = state.doc.line(clamp(endLine));
+    const ranges = [];
+    for (let n = first.number; n <= last.number; n++) {
+      ranges.push(cm.Decoration.line({ class: "cm-step-line" }).range(state.doc.line(n).from));
+    }
+    const from = first.from + Math.min(column, first.length);
+    const to = last.from + Math.min(endColumn, last.length);
+    if (to > from) ranges.push(cm.Decoration.mark({ class: "cm-step-mark" }).range(from, to));
+    return cm.Decoration.set(ranges, true);
+  };
+  const field = cm.StateField.define({
+    create: () => cm.Decoration.none,
+    update(marks, transaction) {
+      for (const effect of transaction.effects) {
+        if (effect.is(mark)) return effect.value?.span ? marked(transaction.state, effect.value.span) : cm.Decoration.none;
+      }
+      return marks.map(transaction.changes);
     },
     provide: (f) => cm.EditorView.decorations.from(f),
   });
@@ -113,6 +148,7 @@ async function mount(form, textarea, keys) {
   // document it would add <style> elements, which the page's CSP (style-src 'self') refuses.
   const root = host.attachShadow({ mode: "open" });
   const problems = problemMarks(cm);
+  const steps = stepMarks(cm);
   const view = new cm.EditorView({
     root,
     parent: root,
@@ -144,6 +180,7 @@ async function mount(form, textarea, keys) {
           textarea.dispatchEvent(new Event("input", { bubbles: true }));
         }),
         problems.field,
+        steps.field,
         theme(cm),
       ],
     }),
@@ -171,6 +208,11 @@ async function mount(form, textarea, keys) {
   form.closest("details").addEventListener("grad-mark-problem", (event) => {
     view.dispatch({ effects: problems.mark.of(event.detail) });
   });
+  form.closest("details").addEventListener("grad-mark-step", (event) => {
+    view.dispatch({ effects: steps.mark.of(event.detail) });
+  });
+  form.closest("details").toggleAttribute("data-step-marks", true); // style.css: it marks steps
+  form.closest("details").dispatchEvent(new Event("grad-editor-ready")); // static/live.js marks
   const pending = problemSpot();
   if (pending) goTo(pending);
 }

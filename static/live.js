@@ -101,6 +101,9 @@ class LiveEditing {
       else clearTimeout(this.timer);
     });
     this.textarea.addEventListener("input", () => this.edited());
+    // the step the player shows, marked in the editor beside it (static/editor.js)
+    this.result.addEventListener("grad-step", () => this.markStep());
+    this.editor.addEventListener("grad-editor-ready", () => this.markStep());
     this.listenToRun();
     this.result.addEventListener("click", (event) => this.keepBeforeLeaving(event), true);
     window.addEventListener("pagehide", () => {
@@ -113,6 +116,7 @@ class LiveEditing {
 
   paintToggle() {
     this.editor.toggleAttribute("data-live-on", this.toggle.checked);
+    this.markStep();
   }
 
   edited() {
@@ -185,6 +189,7 @@ class LiveEditing {
     this.shown = { code, ident, stored: answer.headers.get("X-Trace-Stored") === "1" };
     const error = errorOf(steps);
     this.mark(error && { line: error.line, text: `Line ${error.line}: ${error.text}` });
+    this.markStep();
     const shown = this.result.querySelector("grad-player");
     const where = shown?.ready ? `step ${shown.step + 1} of ${shown.steps.length}` : "its steps in words";
     this.say(error ? `Ran to line ${error.line}: ${error.text}` : `Updated: ${where}.`, Boolean(error));
@@ -192,6 +197,12 @@ class LiveEditing {
     performance.mark("gradtrace:live-shown");
     const { duration } = performance.measure("gradtrace:live", "gradtrace:live-pause", "gradtrace:live-shown");
     document.dispatchEvent(new CustomEvent("grad-live-shown", { detail: { ident, step: shown?.step ?? 0, duration } }));
+  }
+
+  markStep() {
+    const player = this.result.querySelector("grad-player");
+    const span = this.toggle.checked && player?.ready ? player.steps[player.step]?.span : null;
+    this.editor.dispatchEvent(new CustomEvent("grad-mark-step", { detail: span ? { span } : null }));
   }
 
   mark(problem) {
@@ -221,6 +232,7 @@ class LiveEditing {
       if (pushed) this.shown = { code: this.lastSent, ident: pushed[1], stored: true };
       const error = errorOf(playerSteps(this.result.querySelector("grad-player")));
       this.mark(error && { line: error.line, text: `Line ${error.line}: ${error.text}` });
+      this.markStep();
     });
   }
 

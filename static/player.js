@@ -301,7 +301,7 @@ class GradPlayer extends HTMLElement {
     on("[data-action=zoom-out]", "click", () => this.zoomBy(1 / ZOOM_STEP));
     on("[data-action=fit]", "click", () => this.fit());
     // every visible node is a Tab stop: a big pass would be hundreds of presses to get past
-    on("[data-action=skip-graph]", "click", () => this.querySelector(DOM.code)?.focus());
+    on("[data-action=skip-graph]", "click", () => this.skipGraph());
     this.onKeydown = (e) => this.onKey(e);
     this.keyTarget = this.options.keysOnFocus ? this : document;
     this.keyTarget.addEventListener("keydown", this.onKeydown);
@@ -499,6 +499,16 @@ class GradPlayer extends HTMLElement {
     compare.checked = this.state.compare !== null;
     comparePass.disabled = this.state.compare === null;
     if (this.state.compare !== null) comparePass.value = String(this.state.compare);
+  }
+
+  // Past the graph's nodes: to the code, or, where the page hides the player's copy of it (the
+  // live editor beside it marks the step instead), to the narration.
+  skipGraph() {
+    const code = this.querySelector(DOM.code);
+    if (code?.checkVisibility()) return code.focus();
+    const narration = this.querySelector(DOM.narration);
+    narration.tabIndex = -1;
+    narration.focus();
   }
 
   paintCode(span, phase) {

@@ -55,8 +55,16 @@ function showProblem(text) {
   result.replaceChildren(problem);
 }
 
-/** Fold the editor and bring the result to the top of the screen. */
+/** Fold the editor and bring the result to the top of the screen; with live editing on
+ * (static/live.js) the editor stays open beside the player, and the focus stays in it. */
 function showResult() {
+  if (editor.hasAttribute("data-live-on")) {
+    const player = result.querySelector("grad-player");
+    if (player && player.getBoundingClientRect().top > window.innerHeight) {
+      player.scrollIntoView({ block: "start" });
+    }
+    return;
+  }
   const wasEditing = editor.contains(document.activeElement);
   editor.open = false;
   const player = result.querySelector("grad-player");

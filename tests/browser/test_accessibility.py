@@ -119,6 +119,8 @@ def test_each_example_run_to_its_last_step(a11y_page, server_url, slug):
 def test_a_snippet_too_wide_and_tall_for_its_boxes(a11y_page, server_url):
     # the code box scrolls and the graph zooms and pans (its viewBox): a keyboard reaches both
     code = BY_SLUG["variable-loop"].code + "\n# " + "a long comment, " * 20 + "\n"
+    # the player's own code box: with live editing on, the editor beside it shows the code
+    a11y_page.add_init_script("localStorage.setItem('gradtrace-live', 'off')")
     a11y_page.goto(server_url + "/")
     editor_ready(a11y_page)  # typed before CodeMirror mounts, the code would go to a hidden box
     a11y_page.get_by_role("textbox", name="Your snippet").click()
@@ -231,6 +233,9 @@ def test_the_page_after_run_in_the_dark_scheme(a11y_page, server_url, shot):
     a11y_page.keyboard.press("End")
     expect(phase(a11y_page)).not_to_have_text("forward")
     audit(a11y_page, "the page after Run, dark scheme, last step")
+    # live editing keeps the editor open beside the player; folded, it is one bar
+    a11y_page.get_by_text("Fold the editor away").click()
+    audit(a11y_page, "the editor folded after Run, dark scheme")
     a11y_page.get_by_text("Edit the snippet").click()
     editor_ready(a11y_page)
     audit(a11y_page, "the editor opened again after Run, dark scheme")

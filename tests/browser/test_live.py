@@ -75,7 +75,8 @@ def test_an_edit_updates_the_same_step_in_place_and_is_kept_only_when_shared(pag
     entries = page.evaluate("history.length")
     sent = live_posts(page)
 
-    page.get_by_text("Edit the snippet").click()
+    # with live editing on, Run leaves the editor open beside the player
+    expect(page.locator("details.editor")).to_have_attribute("open", "")
     editor(page).click()
     change_b(page, "5.0")
     # the same step, of the new run: c = 3 * 5, in the same document, at a new address

@@ -1,6 +1,7 @@
 """The page around the player: after Run, and on a trace's own page, the code, the graph, the
-narration and the controls share one laptop screen (the editor folds into a bar that re-opens
-it); before any run the editor is open; on a phone nothing is wider than the screen."""
+narration and the controls share one laptop screen (with live editing on, the editor stays open
+beside the player; off, it folds into a bar that re-opens it); before any run the editor is
+open; on a phone nothing is wider than the screen."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from app.examples import BY_SLUG
 
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+# the learner's choice of live editing, as static/live.js remembers it
+LIVE_SETTING = "localStorage.setItem('gradtrace-live', '{}')"
 SUBPIXEL = 1  # a box scrolled to the top may start a fraction of a pixel above it
 # what must be on screen together to follow a step
 ONE_SCREEN = {
@@ -30,6 +33,7 @@ def sized_page(browser, request):
     phone = request.param is PHONE
     context = browser.new_context(viewport=request.param, is_mobile=phone, has_touch=phone)
     page = context.new_page()
+    page.live = lambda on: page.add_init_script(LIVE_SETTING.format("on" if on else "off"))
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -53,14 +57,14 @@ def run(page) -> None:
     expect(page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 1 of"))
 
 
-def off_screen(page) -> dict[str, dict]:
-    """Each ONE_SCREEN part not wholly inside the viewport, with its box."""
+def off_screen(page, parts: dict[str, str] = ONE_SCREEN) -> dict[str, dict]:
+    """Each of `parts` (ONE_SCREEN's) not wholly inside the viewport, with its box."""
     boxes = page.evaluate(
         """(parts) => Object.fromEntries(Object.entries(parts).map(([name, selector]) => {
             const el = document.querySelector(selector);
             return [name, el && el.getBoundingClientRect().toJSON()];
         }))""",
-        ONE_SCREEN,
+        parts,
     )
     width, height = page.viewport_size["width"], page.viewport_size["height"]
     return {
@@ -96,6 +100,7 @@ def test_before_any_run_the_editor_is_open(sized_page, server_url):
 def test_after_run_one_screen_holds_code_graph_narration_and_controls(
     sized_page, server_url, shot, slug
 ):
+    sized_page.live(False)
     sized_page.goto(f"{server_url}/?example={slug}")
     run(sized_page)
     expect(editor(sized_page)).not_to_have_attribute("open", "")
@@ -104,6 +109,39 @@ def test_after_run_one_screen_holds_code_graph_narration_and_controls(
     # the folded editor opens again, with the code that ran
     sized_page.get_by_text("Edit the snippet").click()
     expect(sized_page.get_by_role("textbox", name="Your snippet")).to_contain_text(".backward()")
+
+
+@pytest.mark.parametrize("sized_page", [LAPTOP], indirect=True)
+@pytest.mark.parametrize("slug", ["two-paths", "mlp-training"])
+def test_with_live_editing_the_editor_stays_open_beside_the_player(
+    sized_page, server_url, shot, slug
+):
+    sized_page.goto(f"{server_url}/?example={slug}")
+    snippet = sized_page.get_by_role("textbox", name="Your snippet")
+    expect(snippet).to_have_attribute("contenteditable", "true")  # CodeMirror has mounted
+    snippet.click()
+    sized_page.keyboard.press("Control+Enter")
+    expect(sized_page.locator("grad-player [data-counter]")).to_have_text(re.compile(r"Step 1 of"))
+    expect(editor(sized_page)).to_have_attribute("open", "")
+    expect(snippet).to_be_focused()  # Run left the learner where they were typing
+    # the editor marks the step in place of the player's own listing of the code
+    on_screen = {**ONE_SCREEN, "the code": "details.editor .code-editor"}
+    assert off_screen(sized_page, on_screen) == {}
+    expect(sized_page.locator("grad-player pre.code")).to_be_hidden()
+    marked = sized_page.locator(".code-editor .cm-step-line")
+    listed = sized_page.locator("grad-player pre.code .line.current")  # the player's own mark
+    for button in ("Next ›", "Last »"):
+        expect(marked).to_have_count(1)
+        expect(marked).to_have_text(listed.text_content())
+        sized_page.locator("grad-player").get_by_role("button", name=button).click()
+    expect(marked).to_have_text(listed.text_content())
+    shot(sized_page, f"layout-live-after-run-1280-{slug}")
+    left_of_player = sized_page.evaluate(
+        """() => document.querySelector('details.editor').getBoundingClientRect().right
+            <= document.querySelector('grad-player').getBoundingClientRect().left"""
+    )
+    assert left_of_player, "the editor is not beside the player"
+    shot(sized_page, f"layout-live-after-run-1280-{slug}")
 
 
 @pytest.mark.parametrize("sized_page", [LAPTOP], indirect=True)
@@ -119,6 +157,7 @@ def test_a_trace_page_opens_on_one_screen_with_the_editor_folded(
 @pytest.mark.parametrize("sized_page", [LAPTOP], indirect=True)
 def test_after_run_the_keys_step_the_player(sized_page, server_url):
     # Run took the focus with it as the editor folded: it lands on the player, not the page
+    sized_page.live(False)
     sized_page.goto(server_url + "/")
     content = sized_page.get_by_role("textbox", name="Your snippet")
     expect(content).to_have_attribute("contenteditable", "true")  # CodeMirror has mounted
