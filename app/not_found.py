@@ -1,9 +1,11 @@
-"""A run of unknown trace addresses from one client is throttled.
+"""A run of unknown trace addresses (or class join codes) from one client is throttled.
 
 A trace's id proves nothing (app/store), but a trace stored before ids were keyed answers at
-its old one, a hash of its code that anyone can work out; and any id can be tried. So a client
-may miss only so often: past LIMIT 404s on trace paths within WINDOW seconds, every trace path
-answers it 429, with Retry-After, until the oldest of those misses is WINDOW old. A trace that
+its old one, a hash of its code that anyone can work out; and any id can be tried. A class's
+join code is short, for typing off a projector (app/classes.py): tried one after another, codes
+would find classes to join. So a client may miss only so often: past LIMIT 404s on these paths
+within WINDOW seconds, every one of them answers it 429, with Retry-After, until the oldest of
+those misses is WINDOW old. A trace that
 is there answers 429 as well, or the throttle would tell what it guards. Counted per address
 (the per-address limit key: an IPv6 client by its /64), in a table of at most MAX_CLIENTS, the
 longest quiet dropped first, so memory is bounded whoever asks.
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-TRACE_PATHS = ("/t/", "/embed/", "/api/traces/")
+GUARDED_PATHS = ("/t/", "/embed/", "/api/traces/", "/join", "/classes/")
 LIMIT = 30  # misses per window: a class's mistyped links, not a search
 WINDOW = 60.0  # seconds
 MAX_CLIENTS = 10_000  # addresses remembered: LIMIT timestamps each, about 3 MB at most
@@ -46,7 +48,7 @@ class NotFoundThrottle:
         if (
             scope["type"] != "http"
             or requester is None
-            or not scope["path"].startswith(TRACE_PATHS)
+            or not scope["path"].startswith(GUARDED_PATHS)
         ):
             await self.app(scope, receive, send)
             return
@@ -88,8 +90,8 @@ class NotFoundThrottle:
 
 def _too_many(path: str, wait: int) -> Response:
     message = (
-        "Too many addresses of traces that are not here were asked for from your address; "
-        f"try again in {wait} seconds."
+        "Too many addresses of traces, or class codes, that are not here were asked for from "
+        f"your address; try again in {wait} seconds."
     )
     headers = {"Retry-After": str(wait)}
     if path.startswith("/api/"):

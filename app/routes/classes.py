@@ -30,6 +30,7 @@ from app.classes import (
     COOKIE,
     DEFAULT_RETENTION_DAYS,
     MAX_NAME,
+    MAX_TITLE,
     ClassError,
     Membership,
     Target,
@@ -88,12 +89,14 @@ async def start_class(
     requester: RequesterDep,
     lesson: Annotated[str, Form()] = "",
     trace: Annotated[str, Form()] = "",
-    title: Annotated[str, Form(max_length=200)] = "",
+    title: Annotated[str, Form()] = "",
     retention_days: Annotated[str, Form()] = str(DEFAULT_RETENTION_DAYS),
 ):
     try:
         if bool(lesson) == bool(trace):
             raise ClassError("Start a class from one lesson or one trace.", 422)
+        if len(title) > MAX_TITLE:
+            raise ClassError(f"A class's title is at most {MAX_TITLE} characters.", 422)
         if lesson:
             found = shelf.library().get(lesson)
             if found is None:
@@ -317,11 +320,13 @@ async def join(
     request: Request,
     classes: ClassesDep,
     settings: SettingsDep,
-    code: Annotated[str, Form(max_length=100)] = "",
-    name: Annotated[str, Form(max_length=400)] = "",
+    code: Annotated[str, Form()] = "",
+    name: Annotated[str, Form()] = "",
 ):
     cookie = request.cookies.get(COOKIE)
     try:
+        if len(name) > MAX_NAME:
+            raise ClassError(f"A name here is at most {MAX_NAME} characters.", 422)
         membership = await asyncio.to_thread(classes.join, code, name, cookie)
     except ClassError as error:
         context = {"code": code[:20], "name": name[:MAX_NAME], "max_name": MAX_NAME}
@@ -337,9 +342,9 @@ async def join(
 
 
 @router.post("/classes/leave")
-def leave(request: Request, back: Annotated[str, Form(max_length=300)] = "/"):
+def leave(request: Request, back: Annotated[str, Form()] = "/"):
     # only a path of this site: never an open redirect ("//x" and "/\\x" are other sites)
-    own = back.startswith("/") and not back.startswith(("//", "/\\"))
+    own = back.startswith("/") and not back.startswith(("//", "/\\")) and len(back) <= 300
     answer = RedirectResponse(back if own else "/", 303)
     answer.delete_cookie(COOKIE, path="/")
     return answer

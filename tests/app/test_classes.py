@@ -176,6 +176,8 @@ def test_a_wrong_code_and_bad_starts_are_refused_with_a_message(app):
     answer = client.post("/join", data={"code": "ZZZZZZ", "name": "x"})
     assert answer.status_code == 404 and "No class has that code" in answer.text
     assert client.post("/join", data={"code": "", "name": ""}).status_code == 404
+    long_name = client.post("/join", data={"code": "ZZZZZZ", "name": "n" * 500})
+    assert long_name.status_code == 422 and "at most" in long_name.text
     refusals = [
         ({}, 422),
         ({"lesson": LESSON, "trace": "abc"}, 422),
@@ -184,6 +186,7 @@ def test_a_wrong_code_and_bad_starts_are_refused_with_a_message(app):
         ({"lesson": LESSON, "retention_days": "0"}, 422),
         ({"lesson": LESSON, "retention_days": "366"}, 422),
         ({"lesson": LESSON, "retention_days": "a week"}, 422),
+        ({"lesson": LESSON, "title": "t" * 500}, 422),  # a page that says so, not JSON
     ]
     for fields, status in refusals:
         answer = client.post("/classes", data=fields, follow_redirects=False)

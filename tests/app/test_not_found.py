@@ -1,4 +1,5 @@
-"""A run of 404s on trace paths from one address is throttled (app/not_found.py)."""
+"""A run of 404s on trace paths (or join codes) from one address is throttled
+(app/not_found.py)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,22 @@ def test_past_a_run_of_unknown_ids_an_address_gets_429_and_others_do_not(server)
     assert guesser.get("/").status_code == 200  # only trace paths are throttled
     assert other.get(UNKNOWN[0]).status_code == 404
     assert other.get(f"/api/traces/{stored}").status_code == 200
+
+
+def test_guessing_class_join_codes_is_throttled_as_unknown_traces_are(server):
+    """A join code is six characters, for typing off a projector: tried one after another,
+    codes would find classes to join, so a wrong one counts as a miss."""
+    lesson = server.state.lessons.library().lessons[0].slug
+    teacher = TestClient(server, base_url="http://localhost", client=("192.0.2.3", 1))
+    started = teacher.post("/classes", data={"lesson": lesson}, follow_redirects=True)
+    code = started.text.split("data-join-code>")[1].split("<")[0]
+    guesser = TestClient(server, base_url="http://localhost", client=("192.0.2.1", 1))
+    wrong = ("ZZZZZ" + chr(ord("A") + n % 20) for n in range(LIMIT))
+    assert {guesser.post("/join", data={"code": c}).status_code for c in wrong} == {404}
+    refused = guesser.post("/join", data={"code": code}, follow_redirects=False)  # too late
+    assert refused.status_code == 429 and "class codes" in refused.text
+    joined = TestClient(server, base_url="http://localhost", client=("192.0.2.2", 1))
+    assert joined.post("/join", data={"code": code}, follow_redirects=False).status_code == 303
 
 
 def test_an_ipv6_client_is_throttled_by_its_64(server):
