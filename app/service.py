@@ -158,6 +158,15 @@ class Traces:
             self.recent.forget(ident)
         return ident, stored
 
+    async def visit_or_keep(self, ident: str, requester: Requester) -> str | None:
+        """`visit`; and the address of a recent live run never kept (a reload, a link copied
+        from the address bar, "Quiz me" opened in a new tab) is stored now, as Run would store
+        it, if its snippet is still remembered. Raises what `find_or_run` raises."""
+        recorded = await self.visit(ident, requester)
+        if recorded is None and await self.kept(ident, requester):
+            recorded = await self.visit(ident, requester)
+        return recorded
+
     async def kept(self, ident: str, requester: Requester) -> bool:
         """Whether a recent live run's page may be shown after all: its snippet, remembered
         under `ident`, now stored (`keep_live`). False when `ident` is no recent live run."""

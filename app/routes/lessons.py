@@ -171,7 +171,7 @@ def _refused(found: LessonFile, quiz: dict) -> bool:
 
 
 async def _trace_quiz_context(ident: str, traces, requester) -> dict | None:
-    if await traces.visit(ident, requester) is None:
+    if await traces.visit_or_keep(ident, requester) is None:
         return None
     page = await _asking_page(traces, ident, requester)
     quiz = await traces.quiz(ident, requester)

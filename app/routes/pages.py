@@ -159,12 +159,9 @@ async def show(
     module m2's boxes (openings the trace does not have are dropped).
     Revalidated on every use, against a tag naming all it is drawn from."""
     page = "_result.html" if hx_request else "index.html"
-    if await traces.visit(ident, requester) is None:
-        # the address of a live run never kept (a reload, a link from the address bar): stored
-        # now, as Run would store it, if its snippet is still remembered
-        show_busy_on(request, page, code="")
-        if not await traces.kept(ident, requester) or not await traces.visit(ident, requester):
-            return render_page(request, "missing.html", {"ident": ident}, 404)
+    show_busy_on(request, page, code="")  # a live run's address may be run and stored now
+    if await traces.visit_or_keep(ident, requester) is None:
+        return render_page(request, "missing.html", {"ident": ident}, 404)
     if await traces.outdated(ident):
         code = await traces.code_of(ident)
         if code is None:

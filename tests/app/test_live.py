@@ -67,6 +67,16 @@ def test_the_page_of_a_live_run_never_kept_stores_it_instead_of_a_404(client):
     assert client.get("/t/" + "a" * len(ident)).status_code == 404
 
 
+def test_the_quiz_of_a_live_run_never_kept_stores_it_instead_of_a_404(client):
+    """ "Quiz me" opened in a new tab goes past the page's keeping: its address keeps it."""
+    ident = client.post("/live", data={"code": CODE.format("8.0")}).headers["x-trace-id"]
+    assert not stored(client, ident)
+    quiz = client.get(f"/t/{ident}/quiz")
+    assert quiz.status_code == 200 and "form" in quiz.text
+    assert stored(client, ident)
+    assert client.get("/t/" + "a" * len(ident) + "/quiz").status_code == 404
+
+
 def test_keeping_counts_against_the_storage_quota_and_live_runs_do_not(tmp_path):
     with make_client(tmp_path, session_quota_traces=1) as client:
         quota_applies_to_keeping_only(client)
