@@ -113,6 +113,7 @@ def create_app(
         pool=app.state.render_pool,
         cache=cache,
         sandbox=execution.running_sandbox,
+        class_events=app.state.class_events,
     )
     app.state.health = Health(app.state.store, app.state.render_pool)
     app.state.lessons = Shelf(settings.lessons_dir)

@@ -102,6 +102,14 @@ class Metrics:
             registry=registry,
         )
 
+        self.class_events = Counter(
+            "gradtrace_class_events_total",
+            "What happened in classes: started, joined (a new member), answered (an answer "
+            "recorded)",
+            ["event"],
+            registry=registry,
+        )
+
     def ran(self, status: str, waited: float | None, ran: float | None) -> None:
         """A run ended with `status`, having waited and run this many seconds (None: it never
         reached the sandbox, as a snippet over the size limit does not)."""
@@ -119,7 +127,8 @@ class Metrics:
 
     def watch(self, **owners: Any) -> None:
         """Read levels from these owners at each scrape: `store`, `pool`, `cache`, `sandbox`
-        (a function answering the running sandbox client, or None)."""
+        (a function answering the running sandbox client, or None), `class_events` (the
+        classes' streams: app/class_events.py)."""
         self.registry.register(Levels(**owners))
 
     def exposition(self) -> bytes:
@@ -143,14 +152,21 @@ class Levels:
         pool: Any,
         cache: Any,
         sandbox: Callable[[], Any],
+        class_events: Any,
     ) -> None:
         self.store, self.pool, self.cache, self.sandbox = store, pool, cache, sandbox
+        self.class_events = class_events
 
     def collect(self) -> Iterator:
         yield from self._sandbox()
         yield from self._render()
         yield from self._cache()
         yield from self._store()
+        yield _gauge(
+            "gradtrace_class_streams",
+            "Classes' event streams open on this server (instructors' and students' pages)",
+            self.class_events.open_streams,
+        )
 
     def _sandbox(self) -> Iterator:
         client = self.sandbox()

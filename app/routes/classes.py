@@ -46,6 +46,7 @@ from app.dependencies import (
     SettingsDep,
     TracesDep,
     get_classes,
+    get_metrics,
 )
 from app.routes.pages import render_page
 
@@ -76,6 +77,7 @@ async def record(request: Request, membership: Membership, asked, answers, feedb
         return
     submission = given(asked.question, answers, asked.picks, feedback)
     await asyncio.to_thread(get_classes(request).record, membership, submission)
+    get_metrics(request).class_events.labels("answered").inc()
 
 
 # ***** starting a class *****
@@ -117,6 +119,7 @@ async def start_class(
         )
     except ClassError as error:
         return _refused(request, error)
+    get_metrics(request).class_events.labels("started").inc()
     return RedirectResponse(f"/classes/{row.id}/teach/{key}", 303, headers=PRIVATE)
 
 
@@ -332,6 +335,7 @@ async def join(
         context = {"code": code[:20], "name": name[:MAX_NAME], "max_name": MAX_NAME}
         context["message"] = str(error)
         return render_page(request, "class_join.html", context, error.status)
+    get_metrics(request).class_events.labels("joined").inc()
     value, max_age = classes.cookie(membership)
     answer = RedirectResponse(membership.target.path, 303)
     secure = _origin(request, settings).startswith("https:")

@@ -3,6 +3,9 @@ only this machine (and the networks configured) may read it. Real sandbox, real 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
@@ -190,3 +193,35 @@ def test_exports_are_counted_by_format_and_timed_when_drawn(client):
     assert value(samples, "gradtrace_export_seconds_count", format="html") == 1
     drawn = {"kind": "export", "outcome": "ok"}
     assert value(samples, "gradtrace_render_seconds_count", **drawn) == 1
+
+
+def test_classes_are_counted_as_they_start_gain_members_and_record_answers(client):
+    lesson = "define-by-run"
+    before = scrape(client)
+    client.post("/classes", data={"lesson": lesson})
+    teach = client.post("/classes", data={"lesson": lesson}, follow_redirects=True)
+    code = teach.text.split("data-join-code>")[1].split("<")[0]
+    client.post("/join", data={"code": code, "name": "Ada"})
+    answer = {"choice": "0", "attempt": "0"}
+    assert client.post(f"/lessons/{lesson}/questions/predict-y-grad-fn", data=answer).is_success
+    after = scrape(client)
+    assert moved(before, after, "gradtrace_class_events_total", event="started") == 2
+    assert moved(before, after, "gradtrace_class_events_total", event="joined") == 1
+    assert moved(before, after, "gradtrace_class_events_total", event="answered") == 1
+    assert ("gradtrace_class_streams", ()) in after  # none open: read, and 0
+    assert value(after, "gradtrace_class_streams") == 0
+
+
+def test_every_metric_is_in_the_deploying_guide_and_every_one_there_is_served(client):
+    client.post("/api/traces", json={"code": SEED})
+    text = client.get("/metrics").text
+    # a counter's family is named with or without the `_total` its samples carry
+    served = {
+        line.split()[2].removesuffix("_total")
+        for line in text.splitlines()
+        if line.startswith("# TYPE")
+    }
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "deploying.md").read_text()
+    row = re.compile(r"^\| `(gradtrace_\w+)` \| (?:counter|gauge|histogram) \|", re.M)
+    listed = {name.removesuffix("_total") for name in row.findall(guide)}
+    assert served == listed
