@@ -60,6 +60,14 @@ class ClassError(ValueError):
         self.status = status
 
 
+class ClassGone(ClassError):
+    """An instructor's link to no live class: ended, expired, or not its key (all alike)."""
+
+    def __init__(self) -> None:
+        message = "No such class: it has ended, its time is up, or this link is not its own."
+        super().__init__(message, 404)
+
+
 @dataclass(frozen=True)
 class Target:
     """What a class is taught on: a lesson (its slug) or a trace's quiz (its id)."""
@@ -202,7 +210,9 @@ class Classes:
         self._rows.set_pace(row.id, step, self._clock())
 
     def reveal(self, row: ClassRow, question: str) -> None:
-        self._rows.publish(row.id, "reveal", {"question": question[:100]}, self._clock())
+        if not question or len(question) > 100:
+            raise ClassError("Say which question's answer to show everyone.", 422)
+        self._rows.publish(row.id, "reveal", {"question": question}, self._clock())
 
     def end(self, row: ClassRow) -> None:
         self._rows.delete(row.id, self._clock())

@@ -24,7 +24,7 @@ from app import execution, logs, sessions, templating
 from app.body_limit import BodyLimit
 from app.busy import Busy
 from app.class_events import ClassEvents
-from app.classes import Classes
+from app.classes import ClassError, Classes
 from app.client_address import client_address, client_scheme, limit_key
 from app.config import MIB, Settings
 from app.disconnect import CancelOnDisconnect
@@ -41,6 +41,7 @@ from app.render_pool import RenderPool
 from app.request_watch import NoteRoute, WatchRequests
 from app.routes import api, classes, embed, exports, lessons, oembed, pages, watching
 from app.routes.busy import answer_busy
+from app.routes.classes import answer_class_error
 from app.sandbox import Requester
 from app.security import CrossSiteGuard, SecurityHeaders, frameable, internal_error
 from app.service import Traces
@@ -198,6 +199,8 @@ def create_app(
 
     # no room now (the sandbox, a quota, the render pool, a client's share): one answer
     app.add_exception_handler(Busy, answer_busy)
+    # a class that cannot be started, paced or shown (app/classes.py): a page saying why
+    app.add_exception_handler(ClassError, answer_class_error)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:

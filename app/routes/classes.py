@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Header, Request
+from fastapi import APIRouter, Depends, Form, Header, Request
 from fastapi.responses import (
     HTMLResponse,
     PlainTextResponse,
@@ -32,6 +32,7 @@ from app.classes import (
     MAX_NAME,
     MAX_TITLE,
     ClassError,
+    ClassGone,
     Membership,
     Target,
     given,
@@ -49,6 +50,7 @@ from app.dependencies import (
     get_metrics,
 )
 from app.routes.pages import render_page
+from app.store.classes import ClassRow
 
 PING_SECONDS = 15.0  # a comment on an idle stream: proxies keep it open, a gone client shows
 STREAM_SECONDS = 600.0  # a stream ends after this; EventSource connects again by itself
@@ -94,36 +96,35 @@ async def start_class(
     title: Annotated[str, Form()] = "",
     retention_days: Annotated[str, Form()] = str(DEFAULT_RETENTION_DAYS),
 ):
+    # a ClassError raised here is answered by answer_class_error (app/main.py)
+    if bool(lesson) == bool(trace):
+        raise ClassError("Start a class from one lesson or one trace.", 422)
+    if len(title) > MAX_TITLE:
+        raise ClassError(f"A class's title is at most {MAX_TITLE} characters.", 422)
+    if lesson:
+        found = shelf.library().get(lesson)
+        if found is None:
+            raise ClassError(f"There is no lesson {lesson!r}.", 404)
+        target = Target("lesson", lesson)
+        title = title or found.lesson.title
+    else:
+        store = request.app.state.store
+        if len(trace) > 64 or not await asyncio.to_thread(store.has, trace):
+            raise ClassError(f"There is no trace {trace[:64]!r}.", 404)
+        target = Target("trace", trace)
     try:
-        if bool(lesson) == bool(trace):
-            raise ClassError("Start a class from one lesson or one trace.", 422)
-        if len(title) > MAX_TITLE:
-            raise ClassError(f"A class's title is at most {MAX_TITLE} characters.", 422)
-        if lesson:
-            found = shelf.library().get(lesson)
-            if found is None:
-                raise ClassError(f"There is no lesson {lesson!r}.", 404)
-            target = Target("lesson", lesson)
-            title = title or found.lesson.title
-        else:
-            store = request.app.state.store
-            if len(trace) > 64 or not await asyncio.to_thread(store.has, trace):
-                raise ClassError(f"There is no trace {trace[:64]!r}.", 404)
-            target = Target("trace", trace)
-        try:
-            days = int(retention_days or DEFAULT_RETENTION_DAYS)
-        except ValueError:
-            raise ClassError("Keep the answers for a whole number of days.", 422) from None
-        row, key = await asyncio.to_thread(
-            classes.start, target, title, days, requester.session, requester.address
-        )
-    except ClassError as error:
-        return _refused(request, error)
+        days = int(retention_days or DEFAULT_RETENTION_DAYS)
+    except ValueError:
+        raise ClassError("Keep the answers for a whole number of days.", 422) from None
+    row, key = await asyncio.to_thread(
+        classes.start, target, title, days, requester.session, requester.address
+    )
     get_metrics(request).class_events.labels("started").inc()
     return RedirectResponse(f"/classes/{row.id}/teach/{key}", 303, headers=PRIVATE)
 
 
-def _refused(request: Request, error: ClassError) -> Response:
+def answer_class_error(request: Request, error: ClassError) -> Response:
+    """A class request that cannot be done, as a page saying why (app/main.py's handler)."""
     context = {"message": str(error)}
     return render_page(request, "class_problem.html", context, error.status, headers=PRIVATE)
 
@@ -131,20 +132,15 @@ def _refused(request: Request, error: ClassError) -> Response:
 # ***** the instructor's pages *****
 
 
-async def _teaching(request: Request, class_id: str, key: str):
+async def taught_class(request: Request, class_id: str, key: str) -> ClassRow:
+    """The class an instructor's link names, its key checked: else ClassGone, a 404."""
     row = await asyncio.to_thread(get_classes(request).teaching, class_id, key)
     if row is None:
-        raise _NotTeaching
+        raise ClassGone
     return row
 
 
-class _NotTeaching(Exception):
-    pass
-
-
-def _gone(request: Request) -> Response:
-    message = "No such class: it has ended, its time is up, or this link is not its own."
-    return render_page(request, "class_problem.html", {"message": message}, 404, headers=PRIVATE)
+TaughtDep = Annotated[ClassRow, Depends(taught_class)]
 
 
 async def _questions(request: Request, row, shelf, traces, requester) -> list:
@@ -170,7 +166,7 @@ async def _results_context(request, row, key, classes, shelf, traces, requester)
 @router.get("/classes/{class_id}/teach/{key}", response_class=HTMLResponse)
 async def teach(
     request: Request,
-    class_id: str,
+    row: TaughtDep,
     key: str,
     classes: ClassesDep,
     shelf: LessonsDep,
@@ -180,10 +176,6 @@ async def teach(
 ):
     from app.routes import lessons
 
-    try:
-        row = await _teaching(request, class_id, key)
-    except _NotTeaching:
-        return _gone(request)
     target = Target.of(row)
     if target.kind == "lesson":
         page = await lessons.lesson_page(request, target.ident, shelf, traces, requester)
@@ -208,27 +200,19 @@ def _origin(request: Request, settings) -> str:
 @router.get("/classes/{class_id}/teach/{key}/results", response_class=HTMLResponse)
 async def results(
     request: Request,
-    class_id: str,
+    row: TaughtDep,
     key: str,
     classes: ClassesDep,
     shelf: LessonsDep,
     traces: TracesDep,
     requester: RequesterDep,
 ):
-    try:
-        row = await _teaching(request, class_id, key)
-    except _NotTeaching:
-        return _gone(request)
     context = await _results_context(request, row, key, classes, shelf, traces, requester)
     return render_page(request, "_class_results.html", context, headers=PRIVATE)
 
 
 @router.get("/classes/{class_id}/teach/{key}/results.csv")
-async def results_csv(request: Request, class_id: str, key: str, classes: ClassesDep):
-    try:
-        row = await _teaching(request, class_id, key)
-    except _NotTeaching:
-        return _gone(request)
+async def results_csv(row: TaughtDep, classes: ClassesDep):
     text = await asyncio.to_thread(classes.csv_text, row)
     headers = {**PRIVATE, "Content-Disposition": f'attachment; filename="class-{row.code}.csv"'}
     return Response(text, media_type="text/csv; charset=utf-8", headers=headers)
@@ -236,53 +220,37 @@ async def results_csv(request: Request, class_id: str, key: str, classes: Classe
 
 @router.post("/classes/{class_id}/teach/{key}/pace")
 async def pace(
-    request: Request,
-    class_id: str,
+    row: TaughtDep,
     key: str,
     classes: ClassesDep,
     step: Annotated[str, Form()] = "",
     release: Annotated[str | None, Form()] = None,
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    try:
-        row = await _teaching(request, class_id, key)
-        chosen = None
-        if release is None and step.strip():
-            try:
-                chosen = int(step)
-            except ValueError:
-                raise ClassError("The step is a whole number, from 1.", 422) from None
-        await asyncio.to_thread(classes.pace, row, chosen)
-    except _NotTeaching:
-        return _gone(request)
-    except ClassError as error:
-        return _refused(request, error)
-    return _done(class_id, key, hx_request)
+    chosen = None
+    if release is None and step.strip():
+        try:
+            chosen = int(step)
+        except ValueError:
+            raise ClassError("The step is a whole number, from 1.", 422) from None
+    await asyncio.to_thread(classes.pace, row, chosen)
+    return _done(row.id, key, hx_request)
 
 
 @router.post("/classes/{class_id}/teach/{key}/reveal")
 async def reveal(
-    request: Request,
-    class_id: str,
+    row: TaughtDep,
     key: str,
     classes: ClassesDep,
-    question: Annotated[str, Form(max_length=100)],
+    question: Annotated[str, Form()] = "",
     hx_request: Annotated[str | None, Header()] = None,
 ):
-    try:
-        row = await _teaching(request, class_id, key)
-    except _NotTeaching:
-        return _gone(request)
     await asyncio.to_thread(classes.reveal, row, question)
-    return _done(class_id, key, hx_request)
+    return _done(row.id, key, hx_request)
 
 
 @router.post("/classes/{class_id}/teach/{key}/end")
-async def end(request: Request, class_id: str, key: str, classes: ClassesDep):
-    try:
-        row = await _teaching(request, class_id, key)
-    except _NotTeaching:
-        return _gone(request)
+async def end(request: Request, row: TaughtDep, classes: ClassesDep):
     await asyncio.to_thread(classes.end, row)
     message = "The class has ended: its members and their answers are deleted."
     return render_page(request, "class_problem.html", {"message": message}, headers=PRIVATE)
@@ -295,13 +263,7 @@ def _done(class_id: str, key: str, hx_request: str | None) -> Response:
 
 
 @router.get("/classes/{class_id}/teach/{key}/events")
-async def teach_events(
-    request: Request, class_id: str, key: str, events: ClassEventsDep
-) -> Response:
-    try:
-        row = await _teaching(request, class_id, key)
-    except _NotTeaching:
-        return _gone(request)
+async def teach_events(request: Request, row: TaughtDep, events: ClassEventsDep) -> Response:
     return _stream(request, events, row, "teach", ("answers", "members"), PRIVATE)
 
 

@@ -223,6 +223,9 @@ def test_pace_reveal_and_end(app):
     assert instructor.post(f"{teach}/pace", data={"step": "4"}).status_code == 200
     assert store.get(class_id, time.time()).paced_step == 4
     assert instructor.post(f"{teach}/pace", data={"step": "x"}).status_code == 422
+    for nameless in ({}, {"question": "q" * 101}):  # a page that says so, and no event
+        refused = instructor.post(f"{teach}/reveal", data=nameless)
+        assert refused.status_code == 422 and "data-class-problem" in refused.text
     instructor.post(f"{teach}/reveal", data={"question": CHOICE}, headers={"HX-Request": "1"})
     instructor.post(f"{teach}/pace", data={"step": "", "release": "1"})
     kinds = [(e.kind, e.data) for e in store.events_after(before)]
@@ -233,7 +236,9 @@ def test_pace_reveal_and_end(app):
     ]
     student = _join(app, code, "Ann")
     assert instructor.post(f"{teach}/end").status_code == 200
-    assert instructor.get(teach).status_code == 404
+    gone = instructor.get(teach)
+    assert gone.status_code == 404 and gone.headers["referrer-policy"] == "no-referrer"
+    assert instructor.post(f"{teach}/pace", data={"step": "2"}).status_code == 404
     assert "data-class-banner" not in student.get(f"/lessons/{LESSON}").text
 
 
