@@ -17,12 +17,14 @@ on both alike: the Run round trip of the same snippet, also with a new value eac
 to the new player painted: run, store, draw, swap). Read the ratio, not the milliseconds: the
 machines here are shared and noisy.
 
-Targets: seed p50 <= 100 ms, MLP p50 <= 400 ms.
+Targets: seed p50 <= 100 ms, MLP p50 <= 400 ms; and typing steadily for 10 s (a key every
+120 ms, in four bursts with a pause after each) sends at most one run per pause, none mid-burst.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -102,9 +104,11 @@ def main() -> None:
             try:
                 for name, (slug, number, target) in CASES.items():
                     rows.append((name, target, _bench(browser, url, slug, number, args.edits)))
+                steady = _steady_typing(browser, url)
             finally:
                 browser.close()
     _report(rows, args.edits)
+    _report_steady(steady)
 
 
 def _variants(code: str, number: str, count: int, offset: int) -> list[str]:
@@ -136,6 +140,75 @@ def _bench(browser, url: str, slug: str, number: str, edits: int) -> dict[str, l
         times["Run"].append(page.evaluate(RUN_ROUND_TRIP, pressed))
     context.close()
     return times
+
+
+# Steady typing: TYPING_SECONDS of keys, KEY_MS apart (a fast typist's pace, under the 300 ms
+# pause), broken by PAUSES pauses of PAUSE_MS: a run may go out only in a pause (no key for
+# 300 ms: the debounce's), and at most one in each.
+TYPING_SECONDS = 10.0
+KEY_MS = 120
+PAUSES = 3
+PAUSE_MS = 800
+DEBOUNCE_MS = 300  # static/live.js's PAUSE_MS
+KEYS_AND_RUNS = """
+() => ({
+  keys: window.benchKeys,
+  runs: performance.getEntriesByType("resource")
+    .filter((e) => new URL(e.name).pathname === "/live").map((e) => e.startTime),
+})
+"""
+
+
+def _steady_typing(browser, url: str) -> dict:
+    """Type into the real editor (CodeMirror) for TYPING_SECONDS in PAUSES + 1 bursts, and
+    check every live run sent against the keys' own times, as the page saw them (a loaded
+    machine may stall the typing itself: such a stall is a pause too)."""
+    context = browser.new_context(viewport={"width": 1600, "height": 900})
+    page = context.new_page()
+    page.add_init_script(
+        "window.benchKeys = [];"
+        "document.addEventListener('keydown', () => benchKeys.push(performance.now()), true)"
+    )
+    page.goto(f"{url}/?example=two-paths")
+    page.get_by_role("textbox", name="Your snippet").click()
+    page.keyboard.press("ControlOrMeta+End")
+    burst_ms = TYPING_SECONDS * 1000 / (PAUSES + 1)
+    for burst in range(PAUSES + 1):
+        started = now = page.evaluate("performance.now()")
+        page.keyboard.type(f"\n# burst {burst} ", delay=KEY_MS)
+        while now - started < burst_ms:
+            page.keyboard.type("xxxx", delay=KEY_MS)
+            now = page.evaluate("performance.now()")
+        page.wait_for_timeout(PAUSE_MS)
+    seen = page.evaluate(KEYS_AND_RUNS)
+    context.close()
+    keys, runs = seen["keys"], seen["runs"]
+    # the pauses: each gap of DEBOUNCE_MS or more after a key (the last key's included)
+    after = [*keys[1:], float("inf")]
+    pauses = [(k, n) for k, n in zip(keys, after, strict=True) if n - k >= DEBOUNCE_MS]
+    per_pause = [sum(1 for t in runs if k < t < n) for k, n in pauses]
+    while_typing = len(runs) - sum(per_pause)
+    gaps = [b - a for a, b in itertools.pairwise(keys)]
+    return {
+        "typed": (keys[-1] - keys[0]) / 1000,
+        "keys": len(keys),
+        "pauses": len(pauses),
+        "sent": len(runs),
+        "most_in_a_pause": max(per_pause, default=0),
+        "while_typing": while_typing,
+        "typical_gap": statistics.median(gaps),
+    }
+
+
+def _report_steady(steady: dict) -> None:
+    ok = steady["most_in_a_pause"] <= 1 and steady["while_typing"] == 0
+    print(
+        f"\nSteady typing: {steady['keys']} keys over {steady['typed']:.1f} s (median gap "
+        f"{steady['typical_gap']:.0f} ms), {steady['pauses']} pauses of {DEBOUNCE_MS} ms or "
+        f"more: {steady['sent']} live runs sent, at most {steady['most_in_a_pause']} in a "
+        f"pause, {steady['while_typing']} while typing "
+        f"({'ok: at most one per pause' if ok else 'MISS'})"
+    )
 
 
 def _pct(values: list[float], q: int) -> float:
