@@ -5,9 +5,11 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from app import execution
 from app.config import LimitsSettings, Settings, StoreSettings
 from app.main import create_app
 from app.recent_snippets import RecentSnippets
+from app.sandbox import SandboxBusy
 
 CODE = "import torch\nb = torch.tensor({}, requires_grad=True)\n(b * b).backward()\nprint(b.grad)\n"
 
@@ -122,3 +124,22 @@ def test_recent_snippets_are_bounded_in_count_and_bytes():
     assert recent.code_of("huge") is None and recent.code_of("big") is not None
     recent.forget("big")
     assert recent.code_of("big") is None and recent.bytes == len("x = 4")
+
+
+def test_live_runs_take_the_same_fair_share_of_the_sandbox_as_run(client, monkeypatch):
+    """Both go to the sandbox as the request's requester, so its admission (a share per
+    session and address) counts them alike; its refusal is a live run's answer too."""
+    asked = []
+
+    async def refuse(code, requester):
+        asked.append(requester)
+        raise SandboxBusy(429, 4, "You have as many runs going as you may; try again.")
+
+    monkeypatch.setattr(execution, "run_snippet_async", refuse)
+    for path in ("/run", "/live"):
+        refused = client.post(path, data={"code": CODE.format("9.0")}, headers={"HX-Request": "1"})
+        assert refused.status_code == 429, path
+        assert refused.headers["retry-after"] == "4"
+        assert "as many runs going" in refused.text
+    assert len(asked) == 2 and asked[0] == asked[1]  # the same client, counted the same
+    assert not stored(client, client.app.state.traces.store.public_id(CODE.format("9.0")))
