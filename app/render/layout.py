@@ -119,12 +119,19 @@ class UnsafeId(ValueError):
 
 @dataclass
 class Drawing:
-    svg: str
+    tree: ET.Element  # the SVG as elements: `svg` writes it out
     width: float  # in points, as Graphviz sizes it
     height: float
     boxes: dict[str, tuple[float, float, float, float]]  # node id → x0, y0, x1, y1 (viewBox)
     ids: list[str]  # the nodes and edges drawn, as their <g id> in the SVG, in its order
     smallest_font: float = 0.0  # the smallest font size of its texts (viewBox units)
+
+    @property
+    def svg(self) -> str:
+        """The SVG as text, written each time it is asked for: a page makes its still from
+        the tree itself (playback.still_of), as writing a big view out costs twice what
+        reading it back does, and the page would do both for nothing."""
+        return ET.tostring(self.tree, encoding="unicode")
 
 
 def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
@@ -353,8 +360,7 @@ def _rewrite(
             root.set("viewBox", f"0.00 0.00 {width:.2f} {height:.2f}")
             boxes = {k: (b[0] + left, b[1], b[2] + left, b[3]) for k, b in boxes.items()}
     sizes = [float(t.get("font-size")) for t in root.iter(f"{ns}text") if t.get("font-size")]
-    svg = ET.tostring(root, encoding="unicode")
-    return Drawing(svg, width, height, boxes, drawn, min(sizes, default=0.0))
+    return Drawing(root, width, height, boxes, drawn, min(sizes, default=0.0))
 
 
 def _translation(transform: str) -> tuple[float, float]:

@@ -14,26 +14,35 @@ from functools import cache
 
 from jinja2.utils import htmlsafe_json_dumps
 
-from app.render import modules, render
+from app.render import assemble, draw_view, modules, no_gc, prepare
 from app.render.inspector import facts
-from app.render.playback import HANDOUT_PAPER, paper_windows, still
+from app.render.playback import HANDOUT_PAPER, paper_windows, still_of
+from app.render.steps import VIEWS
 
 
 def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
     """The player's context for the trace stored as `ident`, with the stacks in `expand` drawn
     member by member. The trace itself is not repeated in it: the caller has it."""
     expand = sorted(set(expand))
-    rendered = render(trace, expand=expand)
-    last = max(len(rendered["steps"]) - 1, 0)
-    views = rendered["views"]
+    with no_gc():  # as `render`, which this is but for writing out the drawings
+        prepared = prepare(trace, expand)
+        views = {name: draw_view(prepared, name, written=False) for name in VIEWS}
+        rendered = assemble(prepared, views)
+    steps = rendered["steps"]
+    last = max(len(steps) - 1, 0)
+    # the raw drawings are not kept beside the page's, nor written out: each view's still, the
+    # page's only drawing of it, is made from its elements (a cached page holds each view once)
+    drawings = {
+        name: still_of(view.pop("tree"), steps, name, last, standalone=False)
+        for name, view in views.items()
+    }
     drawn = [element for view in views.values() for element in view["ids"]]
     code = trace["code"]
     return {
         "code": code,
         "ident": ident,
-        # the raw drawings are not kept beside the page's: a cached page holds each view once
         "rendered": {**rendered, "views": {n: _page_facts(v) for n, v in views.items()}},
-        "drawings": {name: still(rendered, name, last, standalone=False) for name in views},
+        "drawings": drawings,
         "player_data": {
             "steps": rendered["steps"],
             "views": {
@@ -198,5 +207,5 @@ def _page_facts(view: dict) -> dict:
     return {
         key: value
         for key, value in view.items()
-        if key not in ("svg", "node_boxes", "smallest_font")
+        if key not in ("svg", "tree", "node_boxes", "smallest_font")
     }
