@@ -201,4 +201,4 @@ def _widest(final: list[dict], view: str) -> dict[str, dict[str, str]]:
     return texts
 
 
-__all__ = ["RENDER_VERSION", "assemble", "draw_view", "narrate", "prepare", "render"]
+__all__ = ["RENDER_VERSION", "assemble", "draw_view", "narrate", "prepare", "render", "view_size"]

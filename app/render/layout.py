@@ -200,12 +200,28 @@ def _laid_out(agraph) -> bytes:
         return raw
     agraph.layout(prog="dot")
     raw = agraph.draw(format="svg")
-    cost = len(raw) + len(source)
-    if cost <= LAYOUT_BYTES // 4:
+    remember(source, raw)
+    return raw
+
+
+def remember(source: str, raw: bytes) -> None:
+    """Keep Graphviz's SVG of the dot text `source`, forgetting the oldest past LAYOUT_BYTES."""
+    if len(raw) + len(source) <= LAYOUT_BYTES // 4:
         _LAYOUTS[source] = raw
+        _LAYOUTS.move_to_end(source)
         while sum(len(k) + len(v) for k, v in _LAYOUTS.items()) > LAYOUT_BYTES:
             _LAYOUTS.popitem(last=False)
-    return raw
+
+
+def layouts_known() -> frozenset[str]:
+    """The dot texts whose layouts are remembered now (to tell `layouts_since` what is new)."""
+    return frozenset(_LAYOUTS)
+
+
+def layouts_since(known: frozenset[str]) -> list[tuple[str, bytes]]:
+    """The layouts remembered here and not in `known`: what a forked child learned, for its
+    parent to remember too (app/render/page.py)."""
+    return [(source, raw) for source, raw in _LAYOUTS.items() if source not in known]
 
 
 def _check_ids(graph: Graph) -> None:
