@@ -33,14 +33,19 @@ class ChildFailed(RuntimeError):
 
 def at_once(jobs: dict[str, Callable[[], object]], forked: str | None) -> dict[str, object]:
     """Each job's result, by name: the job named `forked` run in a forked child while the
-    others run here, in turn; all of them here when `forked` is None. The forked job's result
-    must be plain data (what `marshal` writes). Only for a process with one thread: a fork
-    copies no other thread, and whatever lock one held stays held in the child."""
+    others run here, in turn; all of them here when `forked` is None (or no process can be
+    forked). The forked job's result must be plain data (what `marshal` writes). Only for a
+    process with one thread: a fork copies no other thread, and a lock one held stays held."""
     if forked is None:
         return {name: job() for name, job in jobs.items()}
     parent = os.getpid()
     reading, writing = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (a limit on processes, no memory): all of it here
+        os.close(reading)
+        os.close(writing)
+        return {name: job() for name, job in jobs.items()}
     if pid == 0:
         _child(jobs[forked], reading, writing, parent)
     os.close(writing)

@@ -38,6 +38,15 @@ def test_nothing_is_forked_when_no_job_is_named():
     assert at_once({"a": os.getpid, "b": os.getpid}, None) == {"a": here, "b": here}
 
 
+def test_with_no_process_to_spare_every_job_runs_here(monkeypatch):
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    here = os.getpid()
+    assert at_once({"a": os.getpid, "b": os.getpid}, "b") == {"a": here, "b": here}
+
+
 def test_the_childs_answer_keeps_its_types():
     """A page's view has tuples (node boxes) and int keys (its handout's windows by step):
     JSON would give lists and strings back, and the page would come out different."""
