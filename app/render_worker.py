@@ -88,7 +88,8 @@ def handle(request: dict, test_tasks: bool) -> object:
     if kind == "page":
         from app.render.page import drawn_page
 
-        return drawn_page(request["trace"], request["ident"], request["expand"])
+        # one thread here, and a core to spare: a big view is drawn by a forked child meanwhile
+        return drawn_page(request["trace"], request["ident"], request["expand"], concurrently=True)
     if kind == "narration":
         from app.render import narrate
         from app.render.page import shown_trace

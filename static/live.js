@@ -184,7 +184,11 @@ class LiveEditing {
     document.title = `Trace ${ident} · gradtrace`;
     const scrolled = window.scrollY;
     this.result.replaceChildren(page.content);
-    window.htmx?.process(this.result);
+    // htmx's attributes are never in the player (templates/_player.html): its thousands of
+    // drawn elements are not searched for them (a 20-pass loop's took 15 ms)
+    for (const part of this.result.children) {
+      if (part.localName !== "grad-player") window.htmx?.process(part);
+    }
     window.scrollTo({ top: scrolled, behavior: "instant" });
     this.shown = { code, ident, stored: answer.headers.get("X-Trace-Stored") === "1" };
     const error = errorOf(steps);

@@ -107,6 +107,11 @@ class GradPlayer extends HTMLElement {
       compare: null, // the pass shown beside, or null
       inspected: null, // the element id the inspector shows, or null
     };
+    // before anything reads a style or a size: the closed step list and the views not shown
+    // are then never styled or laid out (open and shown, a long trace's first read took them
+    // all: a 20-pass loop's step list and hidden view were half its player's start)
+    this.querySelector("details.all-steps")?.removeAttribute("open");
+    for (const [name, drawing] of Object.entries(this.drawings)) drawing.figure.hidden = name !== this.state.view;
     this.bind();
     this.paintScrubber();
     this.querySelectorAll(DOM.controls).forEach((el) => {
@@ -116,7 +121,6 @@ class GradPlayer extends HTMLElement {
     const speed = this.querySelector(DOM.speed);
     if (speed) speed.value = String(this.state.speed);
     this.paintLimit();
-    this.querySelector("details.all-steps")?.removeAttribute("open");
     const backward = this.querySelector("[data-action=backward]");
     if (backward) backward.disabled = !this.steps.some((s) => s.phase === "backward");
     this.resizer = new ResizeObserver(() => this.onResize());

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from app.render import graph, layout, modules, playback, stacks, steps
 from app.render.steps import VIEWS
@@ -42,12 +43,13 @@ UNSEEDED_NOTICE = (
 def render(trace: dict, *, expand: Iterable[str] = ()) -> dict:
     """Both views of a trace, drawn, and its steps. `expand` names stacks (g1, g2, …) of a big
     graph to draw member by member."""
-    with _no_gc():
-        return _render(trace, frozenset(expand))
+    with no_gc():
+        prepared = prepare(trace, expand)
+        return assemble(prepared, {name: draw_view(prepared, name) for name in VIEWS})
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
+def no_gc() -> Iterator[None]:
     """Rendering makes many small objects and no garbage cycles worth chasing; the collector's
     passes over a big trace would otherwise take a third of the time."""
     enabled = gc.isenabled()
@@ -59,7 +61,22 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _render(trace: dict, wanted: frozenset[str]) -> dict:
+@dataclass(frozen=True)
+class Prepared:
+    """Everything `render` works out before Graphviz: the graphs as drawn (boxed, stacked) and
+    the finished steps. Each view is then drawn from it alone (`draw_view`), so the views may
+    be drawn apart (app/render/page.py draws a big one in a process of its own)."""
+
+    trace: dict
+    wanted: frozenset[str]
+    scene: graph.Scene
+    boxed: dict[str, modules.Boxed]
+    stacked: dict[str, stacks.Stacked]
+    steps: list[dict]
+
+
+def prepare(trace: dict, expand: Iterable[str] = ()) -> Prepared:
+    wanted = frozenset(expand)
     scene = graph.build(trace)
     raw = steps.build(scene)
     calls = trace.get("modules", [])
@@ -72,35 +89,57 @@ def _render(trace: dict, wanted: frozenset[str]) -> dict:
         {name: _then(boxed[name].rename, stacked[name].rename) for name in VIEWS},
         {name: _inside_boxes(boxed[name]) for name in VIEWS},
     )
-    views, groups, notices = {}, {}, []
-    for name, result in stacked.items():
-        drawing = layout.draw(result.graph, _widest(final, name))
-        views[name] = {
-            "svg": drawing.svg,
-            "width": drawing.width,
-            "height": drawing.height,
-            "nodes": len(result.graph.elements),
-            "ids": drawing.ids,
-            "node_boxes": drawing.boxes,  # id → x0, y0, x1, y1: where the layout put each node
-            "smallest_font": drawing.smallest_font,
-            "frames": playback.frames(final, name, drawing.boxes, (drawing.width, drawing.height)),
-            "notice": result.notice or _empty_notice(name, result.graph),
-        }
+    return Prepared(trace, wanted, scene, boxed, stacked, final)
+
+
+def draw_view(prepared: Prepared, name: str, *, written: bool = True) -> dict:
+    """One view laid out and drawn: `render`'s `views[name]`. Not `written`, its drawing is
+    left as elements (`tree`, in place of `svg`) for a caller that changes it before writing
+    it out (app/render/page.py: the page's still)."""
+    result = prepared.stacked[name]
+    drawing = layout.draw(result.graph, _widest(prepared.steps, name))
+    return {
+        **({"svg": drawing.svg} if written else {"tree": drawing.tree}),
+        "width": drawing.width,
+        "height": drawing.height,
+        "nodes": len(result.graph.elements),
+        "ids": drawing.ids,
+        "node_boxes": drawing.boxes,  # id → x0, y0, x1, y1: where the layout put each node
+        "smallest_font": drawing.smallest_font,
+        "frames": playback.frames(
+            prepared.steps, name, drawing.boxes, (drawing.width, drawing.height)
+        ),
+        "notice": result.notice or _empty_notice(name, result.graph),
+    }
+
+
+def view_size(prepared: Prepared, name: str) -> int:
+    """How much a view has to draw (its nodes and edges): what its layout's time grows with."""
+    drawn = prepared.stacked[name].graph
+    return len(drawn.elements) + len(drawn.edges)
+
+
+def assemble(prepared: Prepared, views: dict[str, dict]) -> dict:
+    """`render`'s answer, from what was prepared and each view as `draw_view` drew it."""
+    groups, notices = {}, []
+    for name, result in prepared.stacked.items():
         for gid, members in result.groups.items():
-            groups[gid] = {"view": name, "members": members, "expanded": gid in wanted}
+            groups[gid] = {"view": name, "members": members, "expanded": gid in prepared.wanted}
         if result.notice:
             notices.append(result.notice)
+    trace = prepared.trace
     if trace.get("unseeded_random"):  # traces stored before the key have no say
         notices.append(UNSEEDED_NOTICE)
+    boxed = prepared.boxed
     return {
         "version": RENDER_VERSION,
-        "views": views,
-        "steps": final,
+        "views": {name: views[name] for name in prepared.stacked},
+        "steps": prepared.steps,
         "groups": groups,
         "boxes": {bid: about for b in boxed.values() for bid, about in b.boxes.items()},
-        "modules": _modules(calls, boxed, wanted),
+        "modules": _modules(trace.get("modules", []), boxed, prepared.wanted),
         "notices": notices,
-        "generations": max(scene.gens, default=1),
+        "generations": max(prepared.scene.gens, default=1),
     }
 
 
@@ -162,4 +201,4 @@ def _widest(final: list[dict], view: str) -> dict[str, dict[str, str]]:
     return texts
 
 
-__all__ = ["RENDER_VERSION", "narrate", "render"]
+__all__ = ["RENDER_VERSION", "assemble", "draw_view", "narrate", "prepare", "render", "view_size"]

@@ -119,12 +119,19 @@ class UnsafeId(ValueError):
 
 @dataclass
 class Drawing:
-    svg: str
+    tree: ET.Element  # the SVG as elements: `svg` writes it out
     width: float  # in points, as Graphviz sizes it
     height: float
     boxes: dict[str, tuple[float, float, float, float]]  # node id → x0, y0, x1, y1 (viewBox)
     ids: list[str]  # the nodes and edges drawn, as their <g id> in the SVG, in its order
     smallest_font: float = 0.0  # the smallest font size of its texts (viewBox units)
+
+    @property
+    def svg(self) -> str:
+        """The SVG as text, written each time it is asked for: a page makes its still from
+        the tree itself (playback.still_of), as writing a big view out costs twice what
+        reading it back does, and the page would do both for nothing."""
+        return ET.tostring(self.tree, encoding="unicode")
 
 
 def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
@@ -151,8 +158,9 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
     for element in graph.elements.values():
         lines = _slots(element, texts.get(element.id, {}))
         label = "\n".join(_measured_line(slot, text) for slot, text in lines)
-        attrs = {**_node_style(element), "label": label}
-        agraph.add_node(element.id, id=element.id, **{"class": " ".join(element.classes)}, **attrs)
+        classes = " ".join(element.classes)
+        attrs = {"id": element.id, "class": classes, **_node_style(element), "label": label}
+        _add_node(agraph, element.id, attrs)
     routed = _hub_edges(graph)
     skipped = set(routed)
     for edge in graph.edges.values():
@@ -166,15 +174,40 @@ def draw(graph: Graph, texts: dict[str, dict[str, str]]) -> Drawing:
             attrs["dir"] = "back"
         if not edge.arrow:
             attrs["dir"] = "none"
-        agraph.add_edge(
-            edge.tail,
-            edge.head,
-            key=edge.id,
-            id=edge.id,
-            **{"class": " ".join(edge.classes)},
-            **attrs,
-        )
+        classes = " ".join(edge.classes)
+        _add_edge(agraph, edge.tail, edge.head, edge.id, {"id": edge.id, "class": classes, **attrs})
     return _rewrite(_laid_out(agraph), graph, texts, routed)
+
+
+# pygraphviz's add_node and add_edge make Python objects for each node and edge, and set each
+# attribute through a few layers of Python: for a 20-pass MLP's ~1,000 nodes and edges, 25 ms
+# before Graphviz starts. These make the same calls into Graphviz, in the same order (so the
+# same graph, the same layout), and nothing else: pygraphviz 2.0's own calls (constraints.txt).
+_CREATE, _FIND = 1, 0  # pygraphviz.agraph._Action
+
+
+def _add_node(agraph, name: str, attrs: dict[str, str]) -> None:
+    from pygraphviz import graphviz as gv
+
+    node = gv.agnode(agraph.handle, name.encode(), _CREATE)
+    _set(agraph.handle, node, attrs, label_default=b"\\N")
+
+
+def _add_edge(agraph, tail: str, head: str, key: str, attrs: dict[str, str]) -> None:
+    from pygraphviz import graphviz as gv
+
+    ends = (gv.agnode(agraph.handle, end.encode(), _FIND) for end in (tail, head))
+    edge = gv.agedge(agraph.handle, *ends, key.encode(), _CREATE)
+    _set(agraph.handle, edge, attrs, label_default=b"")
+
+
+def _set(graph_handle, handle, attrs: dict[str, str], label_default: bytes) -> None:
+    """As pygraphviz's ItemAttribute.__setitem__: a node's label defaults to its name (\\N)."""
+    from pygraphviz import graphviz as gv
+
+    for name, value in attrs.items():
+        default = label_default if name == "label" else b""
+        gv.agsafeset_label(graph_handle, handle, name.encode(), value.encode(), default)
 
 
 # Graphviz's SVGs of the graphs laid out lately in this process, by the dot text it was given.
@@ -193,12 +226,28 @@ def _laid_out(agraph) -> bytes:
         return raw
     agraph.layout(prog="dot")
     raw = agraph.draw(format="svg")
-    cost = len(raw) + len(source)
-    if cost <= LAYOUT_BYTES // 4:
+    remember(source, raw)
+    return raw
+
+
+def remember(source: str, raw: bytes) -> None:
+    """Keep Graphviz's SVG of the dot text `source`, forgetting the oldest past LAYOUT_BYTES."""
+    if len(raw) + len(source) <= LAYOUT_BYTES // 4:
         _LAYOUTS[source] = raw
+        _LAYOUTS.move_to_end(source)
         while sum(len(k) + len(v) for k, v in _LAYOUTS.items()) > LAYOUT_BYTES:
             _LAYOUTS.popitem(last=False)
-    return raw
+
+
+def layouts_known() -> frozenset[str]:
+    """The dot texts whose layouts are remembered now (to tell `layouts_since` what is new)."""
+    return frozenset(_LAYOUTS)
+
+
+def layouts_since(known: frozenset[str]) -> list[tuple[str, bytes]]:
+    """The layouts remembered here and not in `known`: what a forked child learned, for its
+    parent to remember too (app/render/page.py)."""
+    return [(source, raw) for source, raw in _LAYOUTS.items() if source not in known]
 
 
 def _check_ids(graph: Graph) -> None:
@@ -353,8 +402,7 @@ def _rewrite(
             root.set("viewBox", f"0.00 0.00 {width:.2f} {height:.2f}")
             boxes = {k: (b[0] + left, b[1], b[2] + left, b[3]) for k, b in boxes.items()}
     sizes = [float(t.get("font-size")) for t in root.iter(f"{ns}text") if t.get("font-size")]
-    svg = ET.tostring(root, encoding="unicode")
-    return Drawing(svg, width, height, boxes, drawn, min(sizes, default=0.0))
+    return Drawing(root, width, height, boxes, drawn, min(sizes, default=0.0))
 
 
 def _translation(transform: str) -> tuple[float, float]:

@@ -10,45 +10,108 @@ lives in the server.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, partial
 
 from jinja2.utils import htmlsafe_json_dumps
 
-from app.render import modules, render
+from app.render import Prepared, assemble, draw_view, layout, modules, no_gc, prepare, view_size
+from app.render.forked import at_once
 from app.render.inspector import facts
-from app.render.playback import HANDOUT_PAPER, paper_windows, still
+from app.render.playback import HANDOUT_PAPER, paper_windows, still_of
+from app.render.steps import VIEWS
 
 
-def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
+def player_context(
+    trace: dict, ident: str, expand: Iterable[str] = (), *, concurrently: bool = False
+) -> dict:
     """The player's context for the trace stored as `ident`, with the stacks in `expand` drawn
-    member by member. The trace itself is not repeated in it: the caller has it."""
+    member by member. The trace itself is not repeated in it: the caller has it.
+
+    `concurrently`: a big view is drawn in a forked child while this process makes the rest
+    (app/render/forked.py); for a render worker, which has one thread and a core to spare. The
+    context is the same either way."""
     expand = sorted(set(expand))
-    rendered = render(trace, expand=expand)
-    last = max(len(rendered["steps"]) - 1, 0)
-    views = rendered["views"]
-    drawn = [element for view in views.values() for element in view["ids"]]
+    with no_gc():  # as `render`, which this is but for writing out the drawings
+        prepared = prepare(trace, expand)
+        forked = _forked_view(prepared) if concurrently else None
+        jobs: dict = {name: partial(_page_view, prepared, name) for name in VIEWS}
+        jobs["words"] = partial(_words, prepared)
+        made = at_once(jobs, forked)
+        if forked is not None:  # what the child laid out, for the next edit of the same graph
+            for source, raw in made[forked]["layouts"]:
+                layout.remember(source, raw)
+        views = {name: made[name]["view"] for name in VIEWS}
+        rendered = assemble(prepared, views)
+    words = made["words"]
+    drawn = {element for view in views.values() for element in view["ids"]}
+    shown = ("nodes", "frames", "notice", "width", "height")
     code = trace["code"]
     return {
         "code": code,
         "ident": ident,
         # the raw drawings are not kept beside the page's: a cached page holds each view once
         "rendered": {**rendered, "views": {n: _page_facts(v) for n, v in views.items()}},
-        "drawings": {name: still(rendered, name, last, standalone=False) for name in views},
+        "drawings": {name: made[name]["still"] for name in VIEWS},
         "player_data": {
             "steps": rendered["steps"],
             "views": {
-                name: {
-                    **{key: view[key] for key in ("nodes", "frames", "notice", "width", "height")},
-                    "paper": handout_windows(rendered, name),
-                }
+                name: {**{key: view[key] for key in shown}, "paper": made[name]["paper"]}
                 for name, view in views.items()
             },
-            "inspect": {**facts(trace, drawn, rendered["steps"]), **_box_facts(rendered)},
+            "inspect": {
+                **{e: rows for e, rows in words["facts"].items() if e in drawn},
+                **_box_facts(rendered),
+            },
             "generations": rendered["generations"],
-            "printed": printed_by_step(trace, rendered["steps"]),
+            "printed": words["printed"],
         },
+        "steps_html": words["steps_html"],
         "lines": code.splitlines(),
         "module_links": module_links(rendered["modules"], expand),
+    }
+
+
+# nodes and edges: a view this big is worth a forked child's few milliseconds (a 20-pass
+# MLP's tensors view has ~790, and Graphviz lays it out in ~200 ms; the seed snippet's, ~15)
+FORK_FROM = 150
+
+
+def _forked_view(prepared: Prepared) -> str | None:
+    """The view to draw in a forked child: the biggest, if it is big enough to be worth it."""
+    biggest = max(VIEWS, key=lambda name: view_size(prepared, name))
+    return biggest if view_size(prepared, biggest) >= FORK_FROM else None
+
+
+def _page_view(prepared: Prepared, name: str) -> dict:
+    """A view as the page shows it: drawn, its still at the last step (right without
+    JavaScript, made from the drawing's elements: the raw drawing is never written out), its
+    handout's windows, and the layouts Graphviz made for it (for a forked child's parent)."""
+    known = layout.layouts_known()
+    view = draw_view(prepared, name, written=False)
+    steps = prepared.steps
+    last = max(len(steps) - 1, 0)
+    return {
+        "still": still_of(view.pop("tree"), steps, name, last, standalone=False),
+        "paper": handout_windows({"steps": steps, "views": {name: view}}, name),
+        "view": view,
+        "layouts": layout.layouts_since(known),
+    }
+
+
+def _words(prepared: Prepared) -> dict:
+    """What the page says that needs no drawing: the steps in words, the stdout printed by
+    each step, and the inspector's facts of every element a view may draw (the page keeps
+    those drawn)."""
+    trace, steps = prepared.trace, prepared.steps
+    drawable = [
+        element
+        for name in VIEWS
+        for element in (*prepared.stacked[name].graph.elements, *prepared.stacked[name].graph.edges)
+    ]
+    return {
+        "steps_html": steps_html(steps),
+        "printed": printed_by_step(trace, steps),
+        "facts": facts(trace, drawable, steps),
     }
 
 
@@ -57,12 +120,14 @@ def player_context(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
 SHOWN_TRACE_FIELDS = ("code", "outcome", "stdout", "stderr")
 
 
-def drawn_page(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
+def drawn_page(
+    trace: dict, ident: str, expand: Iterable[str] = (), *, concurrently: bool = False
+) -> dict:
     """The page as the templates read it (templates/_player.html, _result.html): the player's
     data as finished JSON text and the drawings as SVG text, the few facts the page prints, and
     `openable`, the stacks and modules a link may open. Kept whole in the server's page cache:
     a few large strings, not tens of thousands of objects for its garbage collector to walk."""
-    context = player_context(trace, ident, expand)
+    context = player_context(trace, ident, expand, concurrently=concurrently)
     rendered = context["rendered"]
     groups = rendered["groups"]
     return {
@@ -72,7 +137,7 @@ def drawn_page(trace: dict, ident: str, expand: Iterable[str] = ()) -> dict:
         "module_links": context["module_links"],
         "drawings": context["drawings"],
         "player_json": player_json(context["player_data"]),
-        "steps_html": steps_html(context["player_data"]["steps"]),
+        "steps_html": context["steps_html"],
         "rendered": {
             "step_count": len(rendered["steps"]),
             "generations": rendered["generations"],
@@ -198,5 +263,5 @@ def _page_facts(view: dict) -> dict:
     return {
         key: value
         for key, value in view.items()
-        if key not in ("svg", "node_boxes", "smallest_font")
+        if key not in ("svg", "tree", "node_boxes", "smallest_font")
     }

@@ -136,10 +136,15 @@ def still(rendered: dict, view: str, k: int, *, standalone: bool = True) -> str:
     Inside a page (whose stylesheet has the same rules, and whose CSP refuses inline styles) it
     does not; it is then the page's only drawing of the view, which the player folds back to any
     step, so each text the state changed keeps its starting value in `data-start`."""
-    steps = rendered["steps"]
+    root = ET.fromstring(rendered["views"][view]["svg"])
+    return still_of(root, rendered["steps"], view, k, standalone=standalone)
+
+
+def still_of(root: ET.Element, steps: list[dict], view: str, k: int, *, standalone: bool) -> str:
+    """`still`, of a view's drawing as elements (layout.Drawing.tree), which it changes: what
+    a page does with a drawing it has just made and will not read again."""
     state = state_at(steps, view, k)
     phase = steps[k]["phase"] if steps else "forward"
-    root = ET.fromstring(rendered["views"][view]["svg"])
     ns = f"{{{SVG}}}"
     if standalone:
         style = ET.Element(f"{ns}style")

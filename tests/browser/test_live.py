@@ -176,3 +176,52 @@ def test_steady_typing_sends_one_run_at_the_pause_and_quiz_me_keeps_it(page, ser
     expect(page).to_have_url(re.compile(rf"/t/{live}/quiz$"))
     expect(page.get_by_role("heading", name="Quiz me on this trace")).to_be_visible()
     assert stored(server_url, live)
+
+
+def test_a_big_live_run_plays_as_any_player(page, server_url):
+    """A 20-pass MLP, run live (its tensors view drawn by a forked child in the render worker,
+    its player started with the step list closed and the other view hidden before anything is
+    styled): the view toggle, the inspector, the pass picker, the side-by-side pass and the
+    step list all work on the player the edit put in place."""
+    code = BY_SLUG["mlp-training"].code
+    page.goto(server_url + "/?example=mlp-training")
+    editor(page).click()
+    page.keyboard.press("ControlOrMeta+End")
+    page.keyboard.insert_text("\nprint(loss.item())")
+    status = page.locator("[data-live-status]")
+    expect(status).to_contain_text("Updated", timeout=30_000)
+    expect(page.locator(".stdout")).to_be_attached()
+    player = page.locator("grad-player")
+    expect(player).to_have_count(1)
+    assert page.evaluate("document.querySelector('grad-player').ready")
+    assert "print(loss.item())" in page.locator("grad-player [data-code]").inner_text()
+    assert code.splitlines()[0] in page.locator("grad-player [data-code]").inner_text()
+
+    tensors = page.locator('figure[data-view="tensors"]')
+    autograd = page.locator('figure[data-view="autograd"]')
+    expect(tensors).to_be_visible()
+    expect(autograd).to_be_hidden()
+    page.get_by_role("radio", name="autograd").check()
+    expect(autograd).to_be_visible()
+    expect(tensors).to_be_hidden()
+    page.get_by_role("radio", name="tensors").check()
+    expect(tensors).to_be_visible()
+
+    page.locator("select[data-pass]").select_option("7")
+    expect(page.locator("select[data-pass] option:checked")).to_have_text("Pass 7 of 20")
+    expect(page.locator("[data-narration]")).to_contain_text("pass 7")
+    tensors.locator("svg g.node.focus").first.click()  # the step's own, framed in view
+    expect(page.locator("[data-inspector]")).to_be_visible()
+    expect(page.locator("[data-inspector]")).not_to_be_empty()
+
+    page.get_by_label("side by side with").check()
+    panel = page.locator("[data-compare-panel]")
+    expect(panel).to_be_visible()
+    expect(panel.locator("figcaption")).to_contain_text("Pass 6 of 20")
+
+    steps = page.locator("details.all-steps")
+    expect(steps).not_to_have_attribute("open", "")
+    steps.locator("summary").click()
+    expect(steps.locator("li").first).to_be_visible()
+    count = page.evaluate("document.querySelector('grad-player').steps.length")
+    expect(steps.locator("li")).to_have_count(count)
