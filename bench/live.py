@@ -170,7 +170,7 @@ def _steady_typing(browser, url: str) -> dict:
         "document.addEventListener('keydown', () => benchKeys.push(performance.now()), true)"
     )
     page.goto(f"{url}/?example=two-paths")
-    page.get_by_role("textbox", name="Your snippet").click()
+    page.locator(".cm-content[contenteditable=true]").click()  # once CodeMirror has mounted
     page.keyboard.press("ControlOrMeta+End")
     burst_ms = TYPING_SECONDS * 1000 / (PAUSES + 1)
     for burst in range(PAUSES + 1):
