@@ -38,17 +38,16 @@ from app.classes import (
     given,
     qr_svg,
 )
-from app.client_address import client_scheme
 from app.dependencies import (
     ClassesDep,
     ClassEventsDep,
     LessonsDep,
     RequesterDep,
-    SettingsDep,
     TracesDep,
     get_classes,
     get_metrics,
 )
+from app.public_url import public_url
 from app.routes.pages import render_page
 from app.store.classes import ClassRow
 
@@ -172,7 +171,6 @@ async def teach(
     shelf: LessonsDep,
     traces: TracesDep,
     requester: RequesterDep,
-    settings: SettingsDep,
 ):
     from app.routes import lessons
 
@@ -184,17 +182,10 @@ async def teach(
     if isinstance(page, Response):
         return page
     context = await _results_context(request, row, key, classes, shelf, traces, requester)
-    join = f"{_origin(request, settings)}/join/{row.code}"
+    join = public_url(request, f"/join/{row.code}")
     expires_on = datetime.fromtimestamp(row.expires, UTC).strftime("%-d %B %Y")
     context.update(join_url=join, qr=qr_svg(join), target=target, expires_on=expires_on)
     return render_page(request, "class_teach.html", {**page, **context}, headers=PRIVATE)
-
-
-def _origin(request: Request, settings) -> str:
-    peer = request.client.host if request.client else None
-    proto = request.headers.get("x-forwarded-proto")
-    scheme = client_scheme(peer, proto, request.url.scheme, settings.trusted_proxies)
-    return f"{scheme}://{request.url.netloc}"
 
 
 @router.get("/classes/{class_id}/teach/{key}/results", response_class=HTMLResponse)
@@ -284,7 +275,6 @@ def join_form_filled(request: Request, code: str):
 async def join(
     request: Request,
     classes: ClassesDep,
-    settings: SettingsDep,
     code: Annotated[str, Form()] = "",
     name: Annotated[str, Form()] = "",
 ):
@@ -300,7 +290,7 @@ async def join(
     get_metrics(request).class_events.labels("joined").inc()
     value, max_age = classes.cookie(membership)
     answer = RedirectResponse(membership.target.path, 303)
-    secure = _origin(request, settings).startswith("https:")
+    secure = public_url(request, "/").startswith("https:")
     answer.set_cookie(
         COOKIE, value, max_age=max_age, path="/", httponly=True, samesite="lax", secure=secure
     )
