@@ -37,8 +37,13 @@ class Full(RuntimeError):
 
 
 class Subscription:
-    def __init__(self, broker: ClassEvents, class_id: str, role: str) -> None:
+    """One stream's place: the kinds of event it wants (and, always, the class's end and the
+    server's stopping), queued for it. A student's stream wants the pace, never the answers:
+    a burst of thirty answers must not crowd a pace out of its queue."""
+
+    def __init__(self, broker: ClassEvents, class_id: str, role: str, kinds) -> None:
         self.class_id, self.role = class_id, role
+        self.kinds = frozenset(kinds) | {"ended", STOPPING}
         self.queue: asyncio.Queue[Event] = asyncio.Queue(QUEUE_SIZE)
         self._broker = broker
 
@@ -66,11 +71,12 @@ class ClassEvents:
         mine = sum(1 for s in self._streams.get(class_id, ()) if s.role == role)
         return self._count < MAX_STREAMS and mine < PER_CLASS[role]
 
-    async def subscribe(self, class_id: str, role: str) -> Subscription:
-        """A stream's subscription, once every event written from now on will reach it."""
+    async def subscribe(self, class_id: str, role: str, kinds) -> Subscription:
+        """A stream's subscription to these kinds of event, once every one written from now on
+        will reach it."""
         if not self.room(class_id, role):
             raise Full(f"too many open streams for this class ({role})")
-        subscription = Subscription(self, class_id, role)
+        subscription = Subscription(self, class_id, role, kinds)
         self._streams.setdefault(class_id, set()).add(subscription)
         self._count += 1
         if self._task is None or self._task.done():
@@ -133,8 +139,9 @@ class ClassEvents:
 
     def _deliver(self, event: Event) -> None:
         for subscription in list(self._streams.get(event.class_id, ())):
-            with contextlib.suppress(asyncio.QueueFull):
-                subscription.queue.put_nowait(event)
+            if event.kind in subscription.kinds:
+                with contextlib.suppress(asyncio.QueueFull):
+                    subscription.queue.put_nowait(event)
 
     async def _poll(self, ready: asyncio.Event) -> None:
         """SQLite: read what was written since the last look, while anyone is listening."""

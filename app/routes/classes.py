@@ -346,7 +346,7 @@ class _EventStream(StreamingResponse):
 
     async def __call__(self, scope, receive, send) -> None:
         try:
-            subscription = await self._events.subscribe(self._class_id, self._role)
+            subscription = await self._events.subscribe(self._class_id, self._role, self._kinds)
         except Full as refused:
             await PlainTextResponse(str(refused), 429)(scope, receive, send)
             return
@@ -378,8 +378,7 @@ class _EventStream(StreamingResponse):
                 return
             if event.kind == STOPPING:
                 return  # the browser connects again, to a server that is not stopping
-            if event.kind in self._kinds:
-                yield _event(event.kind, event.data)
+            yield _event(event.kind, event.data)  # one of its kinds (Subscription)
 
 
 def _event(kind: str, data: dict) -> str:

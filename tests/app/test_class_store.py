@@ -89,3 +89,32 @@ def test_a_version_5_postgres_database_gains_the_class_tables(postgres):
     with psycopg.connect(url) as db:
         versions = db.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
     assert versions == [(5,), (6,)]
+
+
+def test_a_students_stream_is_handed_its_kinds_only(tmp_path):
+    """A burst of answers (more than a stream's queue holds) must not crowd out the pace a
+    student's stream is waiting for: each stream is handed only the kinds it wants."""
+    import asyncio
+
+    from app.class_events import QUEUE_SIZE, ClassEvents
+
+    store = Store(tmp_path / "traces.db")
+
+    async def burst():
+        broker = ClassEvents(store.classes)
+        student = await broker.subscribe("c1", "follow", ("pace", "reveal"))
+        teacher = await broker.subscribe("c1", "teach", ("answers", "members"))
+        for n in range(QUEUE_SIZE + 8):
+            store.classes.publish("c1", "answers", {"n": n}, 1.0)
+        store.classes.publish("c1", "pace", {"step": 4}, 2.0)
+        pace = await asyncio.wait_for(student.queue.get(), 10)
+        await asyncio.sleep(0.5)  # the next look of the poll: nothing more for the student
+        handed = student.queue.qsize(), teacher.queue.qsize()
+        student.close()
+        teacher.close()
+        await broker.close()
+        return pace, handed
+
+    pace, (students, teachers) = asyncio.run(burst())
+    assert (pace.kind, pace.data) == ("pace", {"step": 4})
+    assert students == 0 and teachers == QUEUE_SIZE  # answers only, as many as it holds
